@@ -1,0 +1,958 @@
+package openapi
+
+import (
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"golang.org/x/text/unicode/norm"
+)
+
+// methodOrder is the order of operations within one path.
+var methodOrder = [...]string{
+	http.MethodGet, http.MethodPut, http.MethodPost, http.MethodDelete,
+	http.MethodOptions, http.MethodHead, http.MethodPatch, http.MethodTrace,
+}
+
+const (
+	defaultMaxName        = 64
+	maxMaxName            = 128
+	defaultMaxDescription = 1024
+	defaultMaxOutput      = 256 << 10
+	maxArgName            = 64
+)
+
+// Generate builds one tool per operation of doc that passes the filters in
+// opts. It fails only on invalid options; document problems become
+// warnings in the result.
+func Generate(doc *Document, opts GenerateOptions) (*Result, error) {
+	if doc == nil || doc.T == nil {
+		return nil, errors.New("openapi: Generate: no document")
+	}
+	g, err := newGenerator(doc, opts)
+	if err != nil {
+		return nil, err
+	}
+	return g.run(), nil
+}
+
+type generator struct {
+	doc         *Document
+	opts        GenerateOptions
+	maxName     int
+	maxDesc     int
+	maxOut      int
+	includePath []*regexp.Regexp
+	excludePath []*regexp.Regexp
+	methods     map[string]bool
+	namer       *defNamer
+	in, out     *schemaConverter
+	warnings    []string
+	warned      map[string]bool
+}
+
+func newGenerator(doc *Document, opts GenerateOptions) (*generator, error) {
+	g := &generator{doc: doc, opts: opts, warned: map[string]bool{}}
+	g.maxName = cmp.Or(opts.MaxNameLength, defaultMaxName)
+	if g.maxName < 16 || g.maxName > maxMaxName {
+		return nil, fmt.Errorf("openapi: MaxNameLength %d: must be between 16 and %d", opts.MaxNameLength, maxMaxName)
+	}
+	g.maxDesc = cmp.Or(opts.MaxDescriptionLength, defaultMaxDescription)
+	g.maxOut = cmp.Or(opts.MaxOutputSchemaBytes, defaultMaxOutput)
+	for _, pat := range opts.IncludePaths {
+		re, err := globRegexp(pat)
+		if err != nil {
+			return nil, err
+		}
+		g.includePath = append(g.includePath, re)
+	}
+	for _, pat := range opts.ExcludePaths {
+		re, err := globRegexp(pat)
+		if err != nil {
+			return nil, err
+		}
+		g.excludePath = append(g.excludePath, re)
+	}
+	if len(opts.IncludeMethods) > 0 {
+		g.methods = map[string]bool{}
+		for _, m := range opts.IncludeMethods {
+			g.methods[strings.ToUpper(strings.TrimSpace(m))] = true
+		}
+	}
+	g.namer = newDefNamer()
+	g.in = newSchemaConverter(modeInput, g.namer, g.warn)
+	g.out = newSchemaConverter(modeOutput, g.namer, g.warn)
+	// Component schemas keep their own names, whatever order tools meet them.
+	if comps := doc.T.Components; comps != nil {
+		for _, name := range sortedKeys(comps.Schemas) {
+			if r := comps.Schemas[name]; r != nil && r.Value != nil {
+				g.namer.name(r.Value, "#/components/schemas/"+name)
+			}
+		}
+	}
+	return g, nil
+}
+
+func (g *generator) warn(msg string) {
+	if !g.warned[msg] {
+		g.warned[msg] = true
+		g.warnings = append(g.warnings, msg)
+	}
+}
+
+// globRegexp compiles a path glob: "**" matches anything, "*" anything but
+// "/", "?" one character but "/".
+func globRegexp(glob string) (*regexp.Regexp, error) {
+	var b strings.Builder
+	b.WriteString("^")
+	for i := 0; i < len(glob); i++ {
+		switch c := glob[i]; c {
+		case '*':
+			if i+1 < len(glob) && glob[i+1] == '*' {
+				b.WriteString(".*")
+				i++
+			} else {
+				b.WriteString("[^/]*")
+			}
+		case '?':
+			b.WriteString("[^/]")
+		default:
+			b.WriteString(regexp.QuoteMeta(string(c)))
+		}
+	}
+	b.WriteString("$")
+	re, err := regexp.Compile(b.String())
+	if err != nil {
+		return nil, fmt.Errorf("openapi: path glob %q: %w", glob, err)
+	}
+	return re, nil
+}
+
+func (g *generator) run() *Result {
+	t := g.doc.T
+	res := &Result{Source: g.doc.Source}
+	if t.Info != nil {
+		res.Title, res.Version = t.Info.Title, t.Info.Version
+	}
+	for _, s := range t.Servers {
+		if s != nil {
+			res.Servers = append(res.Servers, s.URL)
+		}
+	}
+	res.SecuritySchemes = securitySchemes(t)
+	paths := t.Paths.Map()
+	for _, p := range sortedKeys(paths) {
+		item := paths[p]
+		if item == nil {
+			continue
+		}
+		for _, method := range methodOrder {
+			op := item.GetOperation(method)
+			if op == nil {
+				continue
+			}
+			ov, ok := g.selected(method, p, op)
+			if !ok {
+				continue
+			}
+			res.Tools = append(res.Tools, g.tool(p, item, method, op, ov))
+		}
+	}
+	g.uniqueNames(res.Tools)
+	res.Warnings = append(slices.Clone(g.doc.Warnings), g.warnings...)
+	return res
+}
+
+// selected applies the filters and returns the merged override.
+func (g *generator) selected(method, path string, op *openapi3.Operation) (Override, bool) {
+	ov := extensionOverride(op, g.warn)
+	if o, ok := g.opts.Overrides[method+" "+path]; ok {
+		ov = mergeOverride(ov, o)
+	}
+	if op.OperationID != "" {
+		if o, ok := g.opts.Overrides[op.OperationID]; ok {
+			ov = mergeOverride(ov, o)
+		}
+	}
+	if ov.Hide {
+		return ov, false
+	}
+	if g.methods != nil && !g.methods[method] {
+		return ov, false
+	}
+	for _, tag := range op.Tags {
+		if slices.Contains(g.opts.ExcludeTags, tag) {
+			return ov, false
+		}
+	}
+	if len(g.includePath) > 0 && !slices.ContainsFunc(g.includePath, func(re *regexp.Regexp) bool { return re.MatchString(path) }) {
+		return ov, false
+	}
+	if slices.ContainsFunc(g.excludePath, func(re *regexp.Regexp) bool { return re.MatchString(path) }) {
+		return ov, false
+	}
+	if len(g.opts.IncludeOperations) > 0 && !slices.Contains(g.opts.IncludeOperations, op.OperationID) {
+		return ov, false
+	}
+	if op.OperationID != "" && slices.Contains(g.opts.ExcludeOperations, op.OperationID) {
+		return ov, false
+	}
+	if g.opts.Filter != nil && !g.opts.Filter(method, path) {
+		return ov, false
+	}
+	return ov, true
+}
+
+// extensionOverride reads the x-mcp-* operation extensions.
+func extensionOverride(op *openapi3.Operation, warn func(string)) Override {
+	var ov Override
+	if len(op.Extensions) == 0 {
+		return ov
+	}
+	get := func(key string, dst any) {
+		v, ok := op.Extensions[key]
+		if !ok {
+			return
+		}
+		raw, err := json.Marshal(v)
+		if err == nil {
+			err = json.Unmarshal(raw, dst)
+		}
+		if err != nil {
+			warn(fmt.Sprintf("operation %s: %s: %v", op.OperationID, key, err))
+		}
+	}
+	get("x-mcp-name", &ov.Name)
+	get("x-mcp-title", &ov.Title)
+	get("x-mcp-description", &ov.Description)
+	get("x-mcp-hide", &ov.Hide)
+	get("x-mcp-redact-response", &ov.RedactResponse)
+	var ann struct {
+		ReadOnlyHint    *bool `json:"readOnlyHint"`
+		DestructiveHint *bool `json:"destructiveHint"`
+		IdempotentHint  *bool `json:"idempotentHint"`
+		OpenWorldHint   *bool `json:"openWorldHint"`
+	}
+	get("x-mcp-annotations", &ann)
+	ov.ReadOnlyHint, ov.DestructiveHint, ov.IdempotentHint, ov.OpenWorldHint = ann.ReadOnlyHint, ann.DestructiveHint, ann.IdempotentHint, ann.OpenWorldHint
+	return ov
+}
+
+func mergeOverride(base, o Override) Override {
+	base.Name = cmp.Or(o.Name, base.Name)
+	base.Title = cmp.Or(o.Title, base.Title)
+	base.Description = cmp.Or(o.Description, base.Description)
+	base.Hide = base.Hide || o.Hide
+	base.ReadOnlyHint = cmp.Or(o.ReadOnlyHint, base.ReadOnlyHint)
+	base.DestructiveHint = cmp.Or(o.DestructiveHint, base.DestructiveHint)
+	base.IdempotentHint = cmp.Or(o.IdempotentHint, base.IdempotentHint)
+	base.OpenWorldHint = cmp.Or(o.OpenWorldHint, base.OpenWorldHint)
+	if o.RedactResponse != nil {
+		base.RedactResponse = o.RedactResponse
+	}
+	return base
+}
+
+// argCandidate is an argument before its final name is chosen.
+type argCandidate struct {
+	arg    Argument
+	schema any
+	deps   deps
+}
+
+func (g *generator) tool(docPath string, item *openapi3.PathItem, method string, op *openapi3.Operation, ov Override) Tool {
+	where := method + " " + docPath
+	path := docPath
+	if i := strings.IndexByte(path, '#'); i >= 0 {
+		path = path[:i]
+	}
+	route := Route{Method: method, Path: path, OperationID: op.OperationID, Mutating: isMutating(method)}
+	if path != docPath {
+		route.DocPath = docPath
+	}
+
+	var cands []argCandidate
+	d := deps{}
+
+	// Parameters: path-item ones overridden by operation ones (name + in).
+	type key struct{ name, in string }
+	var params []*openapi3.Parameter
+	index := map[key]int{}
+	for _, list := range []openapi3.Parameters{item.Parameters, op.Parameters} {
+		for _, pr := range list {
+			if pr == nil || pr.Value == nil {
+				g.warn(where + ": unresolved parameter skipped")
+				continue
+			}
+			p := pr.Value
+			k := key{p.Name, p.In}
+			if i, ok := index[k]; ok {
+				params[i] = p
+				continue
+			}
+			index[k] = len(params)
+			params = append(params, p)
+		}
+	}
+	templ := templateParams(path)
+	declaredPath := map[string]bool{}
+	for _, loc := range []string{"path", "query", "header", "cookie"} {
+		for _, p := range params {
+			if p.In != loc || p.Name == "" {
+				continue
+			}
+			if loc == "path" {
+				if !slices.Contains(templ, p.Name) {
+					g.warn(fmt.Sprintf("%s: path parameter %q is not in the path template; dropped", where, p.Name))
+					continue
+				}
+				declaredPath[p.Name] = true
+			}
+			if loc == "header" && isReservedHeader(p.Name) {
+				continue
+			}
+			cands = append(cands, g.paramCandidate(p))
+		}
+		if loc == "path" {
+			for _, name := range templ {
+				if !declaredPath[name] {
+					declaredPath[name] = true
+					g.warn(fmt.Sprintf("%s: path template parameter %q is not declared; added as a string", where, name))
+					cands = append(cands, argCandidate{
+						arg:    Argument{In: InPath, Param: name, Required: true, Style: "simple"},
+						schema: map[string]any{"type": "string"},
+					})
+				}
+			}
+		}
+	}
+
+	// Body.
+	if op.RequestBody != nil {
+		if rb := op.RequestBody.Value; rb != nil {
+			body, bc := g.bodyCandidates(where, rb)
+			if body != nil {
+				route.Body = body
+				cands = append(cands, bc...)
+			}
+		} else {
+			g.warn(where + ": unresolved request body skipped")
+		}
+	}
+
+	// Names: first claimant keeps the name, later ones get a location prefix.
+	used := map[string]bool{}
+	props := make(map[string]any, len(cands))
+	var required []string
+	for i := range cands {
+		c := &cands[i]
+		base := sanitizeIdent(c.arg.Param, "_.-", maxArgName)
+		if c.arg.In == InWholeBody {
+			base = "body"
+		}
+		if base == "" {
+			base = "arg"
+		}
+		name := base
+		if used[name] {
+			name = truncate(locPrefix(c.arg.In)+"_"+base, maxArgName)
+		}
+		for n := 2; used[name]; n++ {
+			suffix := "_" + strconv.Itoa(n)
+			name = truncate(base, maxArgName-len(suffix)) + suffix
+		}
+		used[name] = true
+		c.arg.Name = name
+		props[name] = c.schema
+		if c.arg.Required {
+			required = append(required, name)
+		}
+		for s := range c.deps {
+			d[s] = struct{}{}
+		}
+	}
+	slices.SortFunc(cands, func(a, b argCandidate) int { return strings.Compare(a.arg.Name, b.arg.Name) })
+	route.Arguments = make([]Argument, len(cands))
+	for i, c := range cands {
+		route.Arguments[i] = c.arg
+	}
+	slices.Sort(required)
+	root := map[string]any{"type": "object", "properties": props}
+	if len(cands) == 0 {
+		root["additionalProperties"] = false
+	}
+	if len(required) > 0 {
+		root["required"] = required
+	}
+	input, err := g.in.encodeWithDefs(root, d)
+	if err != nil {
+		g.warn(fmt.Sprintf("%s: inputSchema: %v", where, err))
+		input = json.RawMessage(`{"type":"object"}`)
+	}
+
+	tool := Tool{
+		Name:        ov.Name,
+		InputSchema: input,
+		Route:       route,
+	}
+	tool.OutputSchema = g.outputSchema(where, op)
+	if tool.Name == "" {
+		tool.Name = op.OperationID
+	}
+	if tool.Name == "" {
+		tool.Name = strings.ToLower(method) + "_" + path
+	}
+	tool.Name = toolName(tool.Name, g.maxName)
+	if tool.Name == "" {
+		tool.Name = toolName(strings.ToLower(method)+"_"+path, g.maxName)
+	}
+	if tool.Name == "" {
+		tool.Name = strings.ToLower(method)
+	}
+
+	tool.Title = oneLine(cmp.Or(ov.Title, op.Summary))
+	if tool.Title == "" {
+		tool.Title = humanize(cmp.Or(op.OperationID, tool.Name))
+	}
+	tool.Title = boundText(tool.Title, 200)
+	desc := cmp.Or(ov.Description, strings.TrimSpace(op.Description), strings.TrimSpace(op.Summary))
+	if op.Deprecated {
+		desc = strings.TrimSpace("Deprecated. " + desc)
+	}
+	tool.Description = boundText(desc, g.maxDesc)
+
+	tool.Annotations = Annotations{
+		Title:           tool.Title,
+		ReadOnlyHint:    isReadOnly(method),
+		DestructiveHint: method == http.MethodDelete || method == http.MethodPut || method == http.MethodPatch,
+		IdempotentHint:  method != http.MethodPost && method != http.MethodPatch,
+		OpenWorldHint:   true,
+	}
+	a := &tool.Annotations
+	a.ReadOnlyHint = deref(ov.ReadOnlyHint, a.ReadOnlyHint)
+	a.DestructiveHint = deref(ov.DestructiveHint, a.DestructiveHint)
+	a.IdempotentHint = deref(ov.IdempotentHint, a.IdempotentHint)
+	a.OpenWorldHint = deref(ov.OpenWorldHint, a.OpenWorldHint)
+	if a.ReadOnlyHint {
+		a.DestructiveHint = false
+	}
+	tool.RedactResponse = slices.Clone(ov.RedactResponse)
+
+	// Security: the operation's, else the document's.
+	sec := g.doc.T.Security
+	if op.Security != nil {
+		sec = *op.Security
+	}
+	if sec != nil {
+		route.Security = make([]SecurityRequirement, 0, len(sec))
+		for _, req := range sec {
+			r := SecurityRequirement{}
+			for name, scopes := range req {
+				r[name] = append([]string{}, scopes...)
+			}
+			route.Security = append(route.Security, r)
+		}
+	}
+	servers := item.Servers
+	if op.Servers != nil {
+		servers = *op.Servers
+	}
+	for _, s := range servers {
+		if s != nil {
+			route.Servers = append(route.Servers, s.URL)
+		}
+	}
+	tool.Route = route
+	return tool
+}
+
+func deref(p *bool, def bool) bool {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
+func isReadOnly(method string) bool {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
+		return true
+	}
+	return false
+}
+
+func isMutating(method string) bool {
+	switch method {
+	case http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
+		return true
+	}
+	return false
+}
+
+// isReservedHeader: OpenAPI says these header parameters are ignored.
+func isReservedHeader(name string) bool {
+	switch strings.ToLower(name) {
+	case "accept", "content-type", "authorization":
+		return true
+	}
+	return false
+}
+
+func locPrefix(in Location) string {
+	switch in {
+	case InBodyProperty, InWholeBody:
+		return "body"
+	}
+	return string(in)
+}
+
+// templateParams returns the {names} in a path template, in order.
+func templateParams(path string) []string {
+	var names []string
+	for {
+		i := strings.IndexByte(path, '{')
+		if i < 0 {
+			return names
+		}
+		j := strings.IndexByte(path[i:], '}')
+		if j < 0 {
+			return names
+		}
+		name := path[i+1 : i+j]
+		if name != "" && !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+		path = path[i+j+1:]
+	}
+}
+
+func (g *generator) paramCandidate(p *openapi3.Parameter) argCandidate {
+	c := argCandidate{deps: deps{}}
+	c.arg = Argument{In: Location(p.In), Param: p.Name, Required: p.Required || p.In == "path", AllowReserved: p.AllowReserved}
+	schema := p.Schema
+	if schema == nil && len(p.Content) > 0 {
+		ct := pickContentType(p.Content)
+		c.arg.ContentType = ct
+		schema = p.Content[ct].Schema
+	}
+	if c.arg.ContentType == "" {
+		c.arg.Style = p.Style
+		if c.arg.Style == "" {
+			switch p.In {
+			case "path", "header":
+				c.arg.Style = "simple"
+			default:
+				c.arg.Style = "form"
+			}
+		}
+		if p.Explode != nil {
+			c.arg.Explode = *p.Explode
+		} else {
+			c.arg.Explode = c.arg.Style == "form"
+		}
+	}
+	var m map[string]any
+	if schema != nil {
+		v := g.in.convertRef(schema, c.deps)
+		if mm, ok := v.(map[string]any); ok {
+			m = mm
+		} else if b, ok := v.(bool); ok && !b {
+			m = map[string]any{"not": map[string]any{}}
+		}
+	}
+	if m == nil {
+		m = map[string]any{}
+	}
+	if desc := strings.TrimSpace(p.Description); desc != "" {
+		m["description"] = desc
+	}
+	if p.Deprecated {
+		m["deprecated"] = true
+	}
+	c.schema = m
+	return c
+}
+
+// pickContentType chooses the media type to use from a content map: JSON
+// first, then form, multipart, then the first in byte order.
+func pickContentType(content openapi3.Content) string {
+	keys := sortedKeys(content)
+	rank := func(ct string) int {
+		l := strings.ToLower(ct)
+		switch {
+		case l == "application/json":
+			return 0
+		case isJSON(l):
+			return 1
+		case strings.HasPrefix(l, "application/x-www-form-urlencoded"):
+			return 2
+		case strings.HasPrefix(l, "multipart/form-data"):
+			return 3
+		case strings.HasPrefix(l, "application/octet-stream"):
+			return 4
+		}
+		return 5
+	}
+	slices.SortStableFunc(keys, func(a, b string) int { return rank(a) - rank(b) })
+	return keys[0]
+}
+
+func isJSON(ct string) bool {
+	ct = strings.ToLower(ct)
+	if i := strings.IndexByte(ct, ';'); i >= 0 {
+		ct = ct[:i]
+	}
+	return ct == "application/json" || strings.HasSuffix(ct, "+json") || strings.HasSuffix(ct, "/json") || ct == "*/*" || strings.Contains(ct, "json")
+}
+
+func isTextual(ct string) bool {
+	l := strings.ToLower(ct)
+	return strings.HasPrefix(l, "text/") || strings.Contains(l, "xml") || strings.Contains(l, "yaml") ||
+		strings.Contains(l, "csv") || strings.Contains(l, "javascript") || strings.Contains(l, "graphql") || strings.Contains(l, "sql")
+}
+
+// bodyCandidates turns a request body into arguments: the flattened
+// top-level properties of an object body, or one whole-body argument.
+func (g *generator) bodyCandidates(where string, rb *openapi3.RequestBody) (*Body, []argCandidate) {
+	if len(rb.Content) == 0 {
+		g.warn(where + ": request body without content skipped")
+		return nil, nil
+	}
+	ct := pickContentType(rb.Content)
+	mt := rb.Content[ct]
+	body := &Body{ContentType: ct, Required: rb.Required}
+	if ct == "*/*" {
+		body.ContentType = "application/json"
+	}
+	l := strings.ToLower(ct)
+	form := strings.HasPrefix(l, "application/x-www-form-urlencoded")
+	multipart := strings.HasPrefix(l, "multipart/")
+	var schema *openapi3.SchemaRef
+	if mt != nil {
+		schema = mt.Schema
+	}
+	whole := func(s any, base64 bool) (*Body, []argCandidate) {
+		body.Whole = true
+		return body, []argCandidate{{arg: Argument{In: InWholeBody, Required: rb.Required, Base64: base64}, schema: s, deps: deps{}}}
+	}
+	if !isJSON(l) && !form && !multipart {
+		if isTextual(l) {
+			return whole(map[string]any{"type": "string", "description": "The request body (" + ct + ")."}, false)
+		}
+		return whole(map[string]any{"type": "string", "contentEncoding": "base64", "description": "The request body (" + ct + "), base64-encoded."}, true)
+	}
+	props, req, ok := flattenable(schema)
+	if !ok || len(props) == 0 {
+		if form || multipart {
+			return whole(map[string]any{"type": "object"}, false)
+		}
+		d := deps{}
+		s := g.in.convertRef(schema, d)
+		if schema == nil {
+			s = map[string]any{}
+		}
+		body.Whole = true
+		return body, []argCandidate{{arg: Argument{In: InWholeBody, Required: rb.Required}, schema: s, deps: d}}
+	}
+	var cands []argCandidate
+	for _, name := range sortedKeys(props) {
+		pr := props[name]
+		if g.in.hidden(pr) {
+			continue
+		}
+		c := argCandidate{deps: deps{}, arg: Argument{In: InBodyProperty, Param: name, Required: rb.Required && req[name]}}
+		if multipart && isBinary(pr) {
+			c.arg.File = true
+			c.schema = fileSchema(pr)
+		} else {
+			c.schema = g.in.convertRef(pr, c.deps)
+		}
+		if (form || multipart) && mt != nil {
+			if enc := mt.Encoding[name]; enc != nil {
+				c.arg.ContentType = enc.ContentType
+				c.arg.Style = enc.Style
+				if enc.Explode != nil {
+					c.arg.Explode = *enc.Explode
+				} else {
+					c.arg.Explode = enc.Style == "" || enc.Style == "form"
+				}
+				c.arg.AllowReserved = enc.AllowReserved
+			}
+			if form && c.arg.Style == "" {
+				c.arg.Style, c.arg.Explode = "form", true
+			}
+		}
+		cands = append(cands, c)
+	}
+	return body, cands
+}
+
+// flattenable returns the top-level properties and required set of an
+// object body schema (merging allOf), or ok=false when the body is not a
+// plain object (array, scalar, oneOf/anyOf, ...).
+func flattenable(r *openapi3.SchemaRef) (map[string]*openapi3.SchemaRef, map[string]bool, bool) {
+	props := map[string]*openapi3.SchemaRef{}
+	req := map[string]bool{}
+	var walk func(r *openapi3.SchemaRef, depth int) bool
+	walk = func(r *openapi3.SchemaRef, depth int) bool {
+		if r == nil || r.Value == nil || depth > 8 {
+			return false
+		}
+		s := r.Value
+		if s.Type != nil && !(len(*s.Type) == 1 && (*s.Type)[0] == "object") {
+			return false
+		}
+		if len(s.OneOf) > 0 || len(s.AnyOf) > 0 || s.Not != nil || s.If != nil || s.Nullable {
+			return false
+		}
+		if s.AdditionalProperties.Schema != nil || (s.AdditionalProperties.Has != nil && *s.AdditionalProperties.Has && len(s.Properties) == 0) {
+			return false
+		}
+		for _, sub := range s.AllOf {
+			if !walk(sub, depth+1) {
+				return false
+			}
+		}
+		for k, v := range s.Properties {
+			props[k] = v
+		}
+		for _, k := range s.Required {
+			req[k] = true
+		}
+		return true
+	}
+	if !walk(r, 0) {
+		return nil, nil, false
+	}
+	return props, req, true
+}
+
+func isBinary(r *openapi3.SchemaRef) bool {
+	if r == nil || r.Value == nil {
+		return false
+	}
+	s := r.Value
+	if s.Type != nil && s.Type.Is("file") {
+		return true
+	}
+	return s.Format == "binary" || (s.ContentMediaType != "" && s.ContentEncoding == "")
+}
+
+// fileSchema is the argument shape of a multipart file part.
+func fileSchema(r *openapi3.SchemaRef) map[string]any {
+	m := map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"content":     map[string]any{"type": "string", "contentEncoding": "base64", "description": "The file's bytes, base64-encoded."},
+			"filename":    map[string]any{"type": "string", "description": "The file name sent with the part."},
+			"contentType": map[string]any{"type": "string", "description": "The part's media type (default application/octet-stream)."},
+		},
+		"required":             []string{"content"},
+		"additionalProperties": false,
+	}
+	if r != nil && r.Value != nil {
+		if desc := strings.TrimSpace(r.Value.Description); desc != "" {
+			m["description"] = desc
+		}
+	}
+	return m
+}
+
+// outputSchema is the schema of the first documented 2xx JSON response.
+func (g *generator) outputSchema(where string, op *openapi3.Operation) json.RawMessage {
+	if op.Responses == nil {
+		return nil
+	}
+	resps := op.Responses.Map()
+	codes := sortedKeys(resps)
+	for _, code := range codes {
+		if len(code) != 3 || code[0] != '2' {
+			continue
+		}
+		rr := resps[code]
+		if rr == nil || rr.Value == nil || len(rr.Value.Content) == 0 {
+			continue
+		}
+		ct := pickContentType(rr.Value.Content)
+		if !isJSON(ct) {
+			continue
+		}
+		mt := rr.Value.Content[ct]
+		if mt == nil || mt.Schema == nil || mt.Schema.Value == nil {
+			continue
+		}
+		d := deps{}
+		v := g.out.convertRef(mt.Schema, d)
+		root, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		raw, err := g.out.encodeWithDefs(root, d)
+		if err != nil {
+			g.warn(fmt.Sprintf("%s: outputSchema: %v", where, err))
+			return nil
+		}
+		if g.maxOut > 0 && len(raw) > g.maxOut {
+			g.warn(fmt.Sprintf("%s: outputSchema of %d bytes is over the %d-byte bound; left out", where, len(raw), g.maxOut))
+			return nil
+		}
+		return raw
+	}
+	return nil
+}
+
+func securitySchemes(t *openapi3.T) map[string]SecurityScheme {
+	if t.Components == nil || len(t.Components.SecuritySchemes) == 0 {
+		return nil
+	}
+	out := map[string]SecurityScheme{}
+	for name, r := range t.Components.SecuritySchemes {
+		if r == nil || r.Value == nil {
+			continue
+		}
+		v := r.Value
+		s := SecurityScheme{Type: v.Type, Description: strings.TrimSpace(v.Description), In: v.In, Name: v.Name,
+			Scheme: strings.ToLower(v.Scheme), BearerFormat: v.BearerFormat, OpenIDConnectURL: v.OpenIdConnectUrl}
+		if f := v.Flows; f != nil {
+			s.Flows = map[string]OAuthFlow{}
+			for kind, fl := range map[string]*openapi3.OAuthFlow{"implicit": f.Implicit, "password": f.Password, "clientCredentials": f.ClientCredentials, "authorizationCode": f.AuthorizationCode} {
+				if fl != nil {
+					s.Flows[kind] = OAuthFlow{AuthorizationURL: fl.AuthorizationURL, TokenURL: fl.TokenURL, RefreshURL: fl.RefreshURL, Scopes: fl.Scopes}
+				}
+			}
+		}
+		out[name] = s
+	}
+	return out
+}
+
+// uniqueNames makes tool names unique: the first tool keeps a name, later
+// ones get "_2", "_3", ... (shortened to fit the bound).
+func (g *generator) uniqueNames(tools []Tool) {
+	used := make(map[string]bool, len(tools))
+	for i := range tools {
+		name := tools[i].Name
+		base := name
+		for n := 2; used[name]; n++ {
+			suffix := "_" + strconv.Itoa(n)
+			name = truncate(base, g.maxName-len(suffix)) + suffix
+		}
+		used[name] = true
+		tools[i].Name = name
+	}
+}
+
+// toolName makes s tool-name safe: ASCII letters, digits, '_' and '-';
+// other characters are transliterated (accents removed) or become '_'.
+// Names over max are cut and given a hash suffix of the full name.
+func toolName(s string, max int) string {
+	name := sanitizeIdent(s, "_-", 0)
+	if len(name) > max {
+		sum := sha256.Sum256([]byte(name))
+		name = strings.TrimRight(name[:max-9], "_-") + "_" + hex.EncodeToString(sum[:4])
+	}
+	return name
+}
+
+// sanitizeIdent keeps ASCII letters, digits and the extra characters,
+// transliterates accented letters, turns runs of anything else into one
+// '_', trims '_' at both ends, and cuts at max bytes (0 = no bound).
+func sanitizeIdent(s, extra string, max int) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	pendingSep := false
+	for _, r := range norm.NFKD.String(s) {
+		switch {
+		case r < utf8.RuneSelf && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune(extra, r) && r != '_'):
+			if pendingSep && b.Len() > 0 {
+				b.WriteByte('_')
+			}
+			pendingSep = false
+			b.WriteRune(r)
+		case unicode.Is(unicode.Mn, r):
+			// combining mark from decomposition: drop
+		default:
+			pendingSep = true
+		}
+	}
+	out := b.String()
+	if max > 0 {
+		out = truncate(out, max)
+	}
+	return strings.Trim(out, "_")
+}
+
+func truncate(s string, n int) string {
+	if n < 0 {
+		n = 0
+	}
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}
+
+// boundText trims s and cuts it to at most max bytes at a rune boundary,
+// appending "…" when cut (max < 0: unbounded).
+func boundText(s string, max int) string {
+	s = strings.TrimSpace(s)
+	if max < 0 || len(s) <= max {
+		return s
+	}
+	const ell = "…"
+	cut := max - len(ell)
+	if cut < 0 {
+		cut = 0
+	}
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return strings.TrimSpace(s[:cut]) + ell
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// humanize turns an identifier into a title: "listPets" → "List pets".
+func humanize(id string) string {
+	var words []string
+	var cur []rune
+	flush := func() {
+		if len(cur) > 0 {
+			words = append(words, strings.ToLower(string(cur)))
+			cur = cur[:0]
+		}
+	}
+	prevLower := false
+	for _, r := range id {
+		switch {
+		case unicode.IsUpper(r) && prevLower:
+			flush()
+			cur = append(cur, r)
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			cur = append(cur, r)
+		default:
+			flush()
+		}
+		prevLower = unicode.IsLower(r) || unicode.IsDigit(r)
+	}
+	flush()
+	if len(words) == 0 {
+		return id
+	}
+	s := strings.Join(words, " ")
+	r, n := utf8.DecodeRuneInString(s)
+	return string(unicode.ToUpper(r)) + s[n:]
+}

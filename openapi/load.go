@@ -1,0 +1,374 @@
+package openapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/getkin/kin-openapi/openapi2"
+	"github.com/getkin/kin-openapi/openapi2conv"
+	"github.com/getkin/kin-openapi/openapi3"
+	yaml "go.yaml.in/yaml/v4"
+)
+
+// Document is a loaded OpenAPI document, converted to OpenAPI 3 with its
+// references resolved.
+type Document struct {
+	// Source is where the document came from (file path, URL or "-").
+	Source string
+	// SourceVersion is the declared version: "2.0", "3.0.3", "3.1.0", ...
+	SourceVersion string
+	// T is the kin-openapi document (Swagger 2.0 converted to 3.0).
+	T *openapi3.T
+	// Warnings are problems that did not make the document unusable.
+	Warnings []string
+}
+
+// LoadOptions control [Load] and [Parse]. The zero value is usable.
+type LoadOptions struct {
+	// Stdin is read when the source is "-" (default os.Stdin).
+	Stdin io.Reader
+	// HTTPClient fetches http(s) sources and their relative refs
+	// (default http.DefaultClient).
+	HTTPClient *http.Client
+	// Validate runs kin-openapi's validation and records its findings as
+	// warnings. It never makes loading fail.
+	Validate bool
+	// MaxBytes bounds the size of a document read from stdin or a URL
+	// (0 means 256 MiB).
+	MaxBytes int64
+}
+
+// LoadError is returned for an unusable document. It names the source and,
+// when known, the place in the document.
+type LoadError struct {
+	Source string // file, URL or "-"
+	Place  string // e.g. "paths./pets.get" or "line 3, column 7"; may be empty
+	Err    error
+}
+
+func (e *LoadError) Error() string {
+	if e.Place != "" {
+		return fmt.Sprintf("openapi: %s: %s: %v", e.Source, e.Place, e.Err)
+	}
+	return fmt.Sprintf("openapi: %s: %v", e.Source, e.Err)
+}
+
+func (e *LoadError) Unwrap() error { return e.Err }
+
+// Load reads and parses a document from a file path, an http(s) URL, or
+// stdin when src is "-". Relative $refs resolve against the source's
+// location (files in the same directory tree, or the same URL origin).
+func Load(ctx context.Context, src string, opts LoadOptions) (*Document, error) {
+	maxBytes := opts.MaxBytes
+	if maxBytes <= 0 {
+		maxBytes = 256 << 20
+	}
+	var (
+		data []byte
+		err  error
+		loc  *url.URL
+	)
+	switch {
+	case src == "-":
+		in := opts.Stdin
+		if in == nil {
+			in = os.Stdin
+		}
+		data, err = readAllLimit(in, maxBytes)
+		if wd, werr := os.Getwd(); werr == nil {
+			loc = &url.URL{Path: filepath.ToSlash(filepath.Join(wd, "stdin"))}
+		}
+	case strings.HasPrefix(src, "http://") || strings.HasPrefix(src, "https://"):
+		loc, err = url.Parse(src)
+		if err == nil {
+			data, err = fetchURL(ctx, opts.HTTPClient, loc, maxBytes)
+		}
+	default:
+		data, err = os.ReadFile(src)
+		if abs, aerr := filepath.Abs(src); aerr == nil {
+			loc = &url.URL{Path: filepath.ToSlash(abs)}
+		}
+	}
+	if err != nil {
+		return nil, &LoadError{Source: src, Err: err}
+	}
+	return parse(ctx, data, src, loc, opts)
+}
+
+// Parse parses a document held in memory. source labels it in errors; when
+// it is a file path or URL, relative $refs resolve against it.
+func Parse(ctx context.Context, data []byte, source string, opts LoadOptions) (*Document, error) {
+	var loc *url.URL
+	if strings.HasPrefix(source, "http://") || strings.HasPrefix(source, "https://") {
+		loc, _ = url.Parse(source)
+	} else if source != "" && source != "-" {
+		if abs, err := filepath.Abs(source); err == nil {
+			loc = &url.URL{Path: filepath.ToSlash(abs)}
+		}
+	}
+	return parse(ctx, data, source, loc, opts)
+}
+
+func readAllLimit(r io.Reader, max int64) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("document larger than %d bytes", max)
+	}
+	return data, nil
+}
+
+func fetchURL(ctx context.Context, client *http.Client, u *url.URL, max int64) ([]byte, error) {
+	if client == nil {
+		client = http.DefaultClient
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "application/json, application/yaml;q=0.9, */*;q=0.5")
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return nil, fmt.Errorf("GET %s: %s", u.Redacted(), resp.Status)
+	}
+	return readAllLimit(resp.Body, max)
+}
+
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+
+func parse(ctx context.Context, data []byte, source string, loc *url.URL, opts LoadOptions) (*Document, error) {
+	data = bytes.TrimPrefix(data, utf8BOM)
+	trimmed := bytes.TrimLeft(data, " \t\r\n")
+	if len(trimmed) == 0 {
+		return nil, &LoadError{Source: source, Err: errors.New("empty document")}
+	}
+	if trimmed[0] != '{' {
+		j, err := yamlToJSON(data)
+		if err != nil {
+			return nil, &LoadError{Source: source, Err: err}
+		}
+		data = j
+	}
+	var probe struct {
+		Swagger any `json:"swagger"`
+		OpenAPI any `json:"openapi"`
+	}
+	if err := json.Unmarshal(data, &probe); err != nil {
+		return nil, jsonLoadError(source, data, err)
+	}
+	swagger, _ := probe.Swagger.(string)
+	oas, _ := probe.OpenAPI.(string)
+	if swagger == "" && probe.Swagger != nil {
+		swagger = fmt.Sprint(probe.Swagger)
+	}
+	doc := &Document{Source: source}
+	loader := newLoader(ctx, loc, opts, &doc.Warnings)
+	switch {
+	case oas != "":
+		if !strings.HasPrefix(oas, "3.") {
+			return nil, &LoadError{Source: source, Place: "openapi", Err: fmt.Errorf("unsupported version %q", oas)}
+		}
+		doc.SourceVersion = oas
+		t := &openapi3.T{}
+		if err := json.Unmarshal(data, t); err != nil {
+			return nil, jsonLoadError(source, data, err)
+		}
+		if err := loader.ResolveRefsIn(t, loc); err != nil {
+			return nil, &LoadError{Source: source, Place: refPlace(err), Err: err}
+		}
+		doc.T = t
+	case swagger != "":
+		if swagger != "2.0" {
+			return nil, &LoadError{Source: source, Place: "swagger", Err: fmt.Errorf("unsupported version %q", swagger)}
+		}
+		doc.SourceVersion = swagger
+		t2 := &openapi2.T{}
+		if err := json.Unmarshal(data, t2); err != nil {
+			return nil, jsonLoadError(source, data, err)
+		}
+		t, err := openapi2conv.ToV3WithLoader(t2, loader, loc)
+		if err != nil {
+			return nil, &LoadError{Source: source, Place: refPlace(err), Err: fmt.Errorf("converting Swagger 2.0: %w", err)}
+		}
+		doc.T = t
+	default:
+		return nil, &LoadError{Source: source, Err: errors.New(`neither "openapi" nor "swagger" version field found`)}
+	}
+	if doc.T.Paths == nil {
+		doc.T.Paths = openapi3.NewPaths()
+	}
+	if opts.Validate {
+		if err := doc.T.Validate(ctx, openapi3.DisableExamplesValidation(), openapi3.DisableSchemaPatternValidation(), openapi3.AllowExtraSiblingFields("description", "summary", "example", "nullable", "deprecated", "readOnly", "writeOnly", "title")); err != nil {
+			doc.Warnings = append(doc.Warnings, "validation: "+err.Error())
+		}
+	}
+	return doc, nil
+}
+
+// newLoader returns a kin loader that reads relative refs only below the
+// document's directory (files) or from the document's origin (URLs). A
+// missing whole-file ref is replaced by an empty document and a warning,
+// because real documents ship with dangling refs (GitHub's ghec.json).
+func newLoader(ctx context.Context, loc *url.URL, opts LoadOptions, warnings *[]string) *openapi3.Loader {
+	loader := openapi3.NewLoader()
+	loader.Context = ctx
+	loader.IsExternalRefsAllowed = true
+	var root string
+	if loc != nil && loc.Scheme == "" {
+		root = filepath.Dir(filepath.FromSlash(loc.Path))
+	}
+	client := opts.HTTPClient
+	loader.ReadFromURIFunc = func(_ *openapi3.Loader, u *url.URL) ([]byte, error) {
+		switch {
+		case u.Scheme == "http" || u.Scheme == "https":
+			if loc == nil || loc.Scheme != u.Scheme || loc.Host != u.Host {
+				return nil, fmt.Errorf("external ref %s: only refs on the document's own origin are followed", u.Redacted())
+			}
+			return fetchURL(ctx, client, u, 64<<20)
+		case u.Scheme == "" || u.Scheme == "file":
+			p := filepath.Clean(filepath.FromSlash(u.Path))
+			if root == "" || !(p == root || strings.HasPrefix(p, root+string(filepath.Separator))) {
+				return nil, fmt.Errorf("external ref %s: outside the document's directory", u.Path)
+			}
+			data, err := os.ReadFile(p)
+			if errors.Is(err, os.ErrNotExist) {
+				*warnings = append(*warnings, fmt.Sprintf("external ref %s: file not found, treated as an empty schema", filepath.Base(p)))
+				return []byte("{}"), nil
+			}
+			if err != nil {
+				return nil, err
+			}
+			data = bytes.TrimPrefix(data, utf8BOM)
+			return data, nil
+		default:
+			return nil, fmt.Errorf("external ref %s: unsupported scheme", u.Redacted())
+		}
+	}
+	return loader
+}
+
+func yamlToJSON(data []byte) ([]byte, error) {
+	var v any
+	if err := yaml.Unmarshal(data, &v); err != nil {
+		return nil, fmt.Errorf("YAML: %w", err)
+	}
+	v, err := jsonable(v, "")
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := v.(map[string]any); !ok {
+		return nil, errors.New("document root is not a mapping")
+	}
+	return json.Marshal(v)
+}
+
+// jsonable converts YAML-decoded values into values encoding/json accepts.
+func jsonable(v any, place string) (any, error) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			c, err := jsonable(e, place+"."+k)
+			if err != nil {
+				return nil, err
+			}
+			x[k] = c
+		}
+		return x, nil
+	case map[any]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			ks := fmt.Sprint(k)
+			c, err := jsonable(e, place+"."+ks)
+			if err != nil {
+				return nil, err
+			}
+			m[ks] = c
+		}
+		return m, nil
+	case []any:
+		for i, e := range x {
+			c, err := jsonable(e, fmt.Sprintf("%s[%d]", place, i))
+			if err != nil {
+				return nil, err
+			}
+			x[i] = c
+		}
+		return x, nil
+	case float64, float32, int, int64, uint64, string, bool, nil:
+		return x, nil
+	default:
+		// timestamps, big ints and the like: keep their text.
+		return fmt.Sprint(x), nil
+	}
+}
+
+func jsonLoadError(source string, data []byte, err error) error {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		line, col := lineCol(data, se.Offset)
+		return &LoadError{Source: source, Place: fmt.Sprintf("line %d, column %d", line, col), Err: err}
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		place := te.Field
+		if place == "" {
+			line, col := lineCol(data, te.Offset)
+			place = fmt.Sprintf("line %d, column %d", line, col)
+		}
+		return &LoadError{Source: source, Place: place, Err: err}
+	}
+	return &LoadError{Source: source, Err: err}
+}
+
+func lineCol(data []byte, off int64) (int, int) {
+	if off > int64(len(data)) {
+		off = int64(len(data))
+	}
+	before := data[:off]
+	line := bytes.Count(before, []byte{'\n'}) + 1
+	col := int(off) - bytes.LastIndexByte(before, '\n')
+	return line, col
+}
+
+// refPlace extracts a "$ref" mention from a kin resolution error, if any.
+func refPlace(err error) string {
+	msg := err.Error()
+	for _, marker := range []string{"#/", "$ref"} {
+		if i := strings.Index(msg, marker); i >= 0 {
+			end := strings.IndexAny(msg[i:], " \"',:")
+			if end < 0 {
+				end = len(msg) - i
+			}
+			if end > 0 && marker == "#/" {
+				return msg[i : i+end]
+			}
+		}
+	}
+	return ""
+}
+
+// sortedKeys returns the keys of m in byte order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,471 @@
+package openapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/getkin/kin-openapi/openapi3"
+)
+
+// This file converts kin-openapi schemas (OpenAPI 3.0 or 3.1 dialect) into
+// JSON Schema 2020-12 values (maps, slices, scalars and bools ready for
+// encoding/json). References become "#/$defs/NAME"; each referenced schema is
+// converted once per mode and kept encoded, with the list of the schemas it
+// references, so a tool's $defs are the transitive closure of its roots.
+
+type schemaMode int
+
+const (
+	modeInput  schemaMode = iota // readOnly properties dropped
+	modeOutput                   // writeOnly properties dropped
+)
+
+// defNamer gives every referenced schema (by identity) a unique $defs name,
+// shared by both modes so names are stable within a document.
+type defNamer struct {
+	names map[*openapi3.Schema]string
+	used  map[string]bool
+}
+
+func newDefNamer() *defNamer {
+	return &defNamer{names: map[*openapi3.Schema]string{}, used: map[string]bool{}}
+}
+
+func (n *defNamer) name(s *openapi3.Schema, ref string) string {
+	if name, ok := n.names[s]; ok {
+		return name
+	}
+	base := ref
+	if i := strings.LastIndex(base, "#/components/schemas/"); i >= 0 && !strings.Contains(base[i+len("#/components/schemas/"):], "/") {
+		base = base[i+len("#/components/schemas/"):]
+	} else if i := strings.LastIndexAny(base, "/#"); i >= 0 && i+1 < len(base) {
+		base = base[i+1:]
+	}
+	base = strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(base, ".json"), ".yaml"), ".yml")
+	base = sanitizeIdent(base, "_.-", 100)
+	if base == "" {
+		base = "schema"
+	}
+	name := base
+	for i := 2; n.used[name]; i++ {
+		name = base + "_" + strconv.Itoa(i)
+	}
+	n.used[name] = true
+	n.names[s] = name
+	return name
+}
+
+type defEntry struct {
+	name string
+	raw  []byte             // encoded converted schema; nil while being built
+	deps []*openapi3.Schema // schemas it references directly
+}
+
+// schemaConverter converts schemas for one mode and caches the $defs.
+type schemaConverter struct {
+	mode     schemaMode
+	namer    *defNamer
+	defs     map[*openapi3.Schema]*defEntry
+	warn     func(string)
+	badRegex map[string]bool
+}
+
+func newSchemaConverter(mode schemaMode, namer *defNamer, warn func(string)) *schemaConverter {
+	return &schemaConverter{mode: mode, namer: namer, defs: map[*openapi3.Schema]*defEntry{}, warn: warn, badRegex: map[string]bool{}}
+}
+
+// deps collects the defs a schema being built refers to.
+type deps map[*openapi3.Schema]struct{}
+
+// convertRef converts a schema reference; refs become $ref to $defs.
+func (c *schemaConverter) convertRef(r *openapi3.SchemaRef, d deps) any {
+	if r == nil || r.Value == nil {
+		return map[string]any{}
+	}
+	if r.Ref != "" {
+		c.def(r.Value, r.Ref)
+		d[r.Value] = struct{}{}
+		return map[string]any{"$ref": "#/$defs/" + c.namer.name(r.Value, r.Ref)}
+	}
+	return c.convert(r.Value, d)
+}
+
+// def makes sure the referenced schema is converted and cached.
+func (c *schemaConverter) def(s *openapi3.Schema, ref string) *defEntry {
+	if e, ok := c.defs[s]; ok {
+		return e
+	}
+	e := &defEntry{name: c.namer.name(s, ref)}
+	c.defs[s] = e
+	d := deps{}
+	v := c.convert(s, d)
+	raw, err := marshalNoEscape(v)
+	if err != nil {
+		c.warn(fmt.Sprintf("schema %s: %v", e.name, err))
+		raw = []byte("{}")
+	}
+	e.raw = raw
+	e.deps = make([]*openapi3.Schema, 0, len(d))
+	for dep := range d {
+		e.deps = append(e.deps, dep)
+	}
+	return e
+}
+
+// encodeWithDefs encodes root (an object) and appends "$defs" holding the
+// transitive closure of d, sorted by name.
+func (c *schemaConverter) encodeWithDefs(root map[string]any, d deps) ([]byte, error) {
+	raw, err := marshalNoEscape(root)
+	if err != nil {
+		return nil, err
+	}
+	if len(d) == 0 {
+		return raw, nil
+	}
+	seen := map[*openapi3.Schema]bool{}
+	stack := make([]*openapi3.Schema, 0, len(d))
+	for s := range d {
+		stack = append(stack, s)
+	}
+	var entries []*defEntry
+	for len(stack) > 0 {
+		s := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if seen[s] {
+			continue
+		}
+		seen[s] = true
+		e := c.defs[s]
+		entries = append(entries, e)
+		stack = append(stack, e.deps...)
+	}
+	slices.SortFunc(entries, func(a, b *defEntry) int { return strings.Compare(a.name, b.name) })
+	size := len(raw) + 16
+	for _, e := range entries {
+		size += len(e.name) + len(e.raw) + 4
+	}
+	var buf bytes.Buffer
+	buf.Grow(size)
+	buf.Write(raw[:len(raw)-1])
+	if len(raw) > 2 {
+		buf.WriteByte(',')
+	}
+	buf.WriteString(`"$defs":{`)
+	for i, e := range entries {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		buf.WriteByte('"')
+		buf.WriteString(e.name)
+		buf.WriteString(`":`)
+		buf.Write(e.raw)
+	}
+	buf.WriteString("}}")
+	return buf.Bytes(), nil
+}
+
+// convert converts one schema value (not a reference) into a 2020-12 schema.
+func (c *schemaConverter) convert(s *openapi3.Schema, d deps) any {
+	if s.Always != nil {
+		return *s.Always
+	}
+	m := make(map[string]any, 8)
+	var types []string
+	if s.Type != nil {
+		for _, t := range *s.Type {
+			switch t {
+			case "file": // Swagger 2.0 file
+				t = "string"
+			case "":
+				continue
+			}
+			if !slices.Contains(types, t) {
+				types = append(types, t)
+			}
+		}
+	}
+	nullable := s.Nullable
+	if nullable && len(types) > 0 && !slices.Contains(types, "null") {
+		types = append(types, "null")
+	}
+	switch len(types) {
+	case 0:
+	case 1:
+		m["type"] = types[0]
+	default:
+		m["type"] = types
+	}
+	if s.Title != "" {
+		m["title"] = strings.TrimSpace(s.Title)
+	}
+	if desc := strings.TrimSpace(s.Description); desc != "" {
+		m["description"] = desc
+	}
+	if s.Format != "" {
+		m["format"] = s.Format
+		if s.Format == "binary" && slices.Contains(types, "string") && s.ContentEncoding == "" {
+			m["contentEncoding"] = "base64"
+		}
+	}
+	if len(s.Enum) > 0 {
+		enum := slices.Clone(s.Enum)
+		if nullable && len(types) > 0 && !slices.Contains(enum, nil) {
+			enum = append(enum, nil)
+		}
+		m["enum"] = enum
+	}
+	if s.Const != nil {
+		m["const"] = s.Const
+	}
+	if s.Default != nil {
+		m["default"] = s.Default
+	}
+	var examples []any
+	if s.Example != nil {
+		examples = append(examples, s.Example)
+	}
+	examples = append(examples, s.Examples...)
+	if len(examples) > 0 {
+		m["examples"] = examples
+	}
+	if s.Deprecated {
+		m["deprecated"] = true
+	}
+	if s.ReadOnly {
+		m["readOnly"] = true
+	}
+	if s.WriteOnly {
+		m["writeOnly"] = true
+	}
+	// Numbers. OpenAPI 3.0 exclusive bounds are booleans modifying
+	// minimum/maximum; 2020-12 has numeric exclusive bounds.
+	if s.Min != nil {
+		m["minimum"] = *s.Min
+	}
+	if s.Max != nil {
+		m["maximum"] = *s.Max
+	}
+	if b := s.ExclusiveMin; b.Value != nil {
+		m["exclusiveMinimum"] = *b.Value
+	} else if b.Bool != nil && *b.Bool && s.Min != nil {
+		m["exclusiveMinimum"] = *s.Min
+		delete(m, "minimum")
+	}
+	if b := s.ExclusiveMax; b.Value != nil {
+		m["exclusiveMaximum"] = *b.Value
+	} else if b.Bool != nil && *b.Bool && s.Max != nil {
+		m["exclusiveMaximum"] = *s.Max
+		delete(m, "maximum")
+	}
+	if s.MultipleOf != nil && *s.MultipleOf > 0 {
+		m["multipleOf"] = *s.MultipleOf
+	}
+	// Strings.
+	if s.MinLength > 0 {
+		m["minLength"] = s.MinLength
+	}
+	if s.MaxLength != nil {
+		m["maxLength"] = *s.MaxLength
+	}
+	if s.Pattern != "" && c.regexOK(s.Pattern) {
+		m["pattern"] = s.Pattern
+	}
+	if s.ContentMediaType != "" {
+		m["contentMediaType"] = s.ContentMediaType
+	}
+	if s.ContentEncoding != "" {
+		m["contentEncoding"] = s.ContentEncoding
+	}
+	if s.ContentSchema != nil {
+		m["contentSchema"] = c.convertRef(s.ContentSchema, d)
+	}
+	// Arrays.
+	if s.Items != nil {
+		m["items"] = c.convertRef(s.Items, d)
+	}
+	if len(s.PrefixItems) > 0 {
+		m["prefixItems"] = c.convertRefs(s.PrefixItems, d)
+	}
+	if s.MinItems > 0 {
+		m["minItems"] = s.MinItems
+	}
+	if s.MaxItems != nil {
+		m["maxItems"] = *s.MaxItems
+	}
+	if s.UniqueItems {
+		m["uniqueItems"] = true
+	}
+	if s.Contains != nil {
+		m["contains"] = c.convertRef(s.Contains, d)
+	}
+	if s.MinContains != nil {
+		m["minContains"] = *s.MinContains
+	}
+	if s.MaxContains != nil {
+		m["maxContains"] = *s.MaxContains
+	}
+	if v, ok := c.boolSchema(s.UnevaluatedItems, d); ok {
+		m["unevaluatedItems"] = v
+	}
+	// Objects.
+	if len(s.Properties) > 0 {
+		props, dropped := c.properties(s.Properties, d)
+		m["properties"] = props
+		if req := filterRequired(s.Required, dropped); len(req) > 0 {
+			m["required"] = req
+		}
+	} else if len(s.Required) > 0 {
+		m["required"] = slices.Clone(s.Required)
+	}
+	if v, ok := c.boolSchema(s.AdditionalProperties, d); ok {
+		m["additionalProperties"] = v
+	}
+	if v, ok := c.boolSchema(s.UnevaluatedProperties, d); ok {
+		m["unevaluatedProperties"] = v
+	}
+	if len(s.PatternProperties) > 0 {
+		pp := make(map[string]any, len(s.PatternProperties))
+		for k, v := range s.PatternProperties {
+			if c.regexOK(k) {
+				pp[k] = c.convertRef(v, d)
+			}
+		}
+		if len(pp) > 0 {
+			m["patternProperties"] = pp
+		}
+	}
+	if s.PropertyNames != nil {
+		m["propertyNames"] = c.convertRef(s.PropertyNames, d)
+	}
+	if s.MinProps > 0 {
+		m["minProperties"] = s.MinProps
+	}
+	if s.MaxProps != nil {
+		m["maxProperties"] = *s.MaxProps
+	}
+	if len(s.DependentRequired) > 0 {
+		m["dependentRequired"] = s.DependentRequired
+	}
+	if len(s.DependentSchemas) > 0 {
+		ds := make(map[string]any, len(s.DependentSchemas))
+		for k, v := range s.DependentSchemas {
+			ds[k] = c.convertRef(v, d)
+		}
+		m["dependentSchemas"] = ds
+	}
+	// Composition.
+	if len(s.AllOf) > 0 {
+		m["allOf"] = c.convertRefs(s.AllOf, d)
+	}
+	if len(s.AnyOf) > 0 {
+		m["anyOf"] = c.convertRefs(s.AnyOf, d)
+	}
+	if len(s.OneOf) > 0 {
+		m["oneOf"] = c.convertRefs(s.OneOf, d)
+	}
+	if s.Not != nil {
+		m["not"] = c.convertRef(s.Not, d)
+	}
+	if s.If != nil {
+		m["if"] = c.convertRef(s.If, d)
+	}
+	if s.Then != nil {
+		m["then"] = c.convertRef(s.Then, d)
+	}
+	if s.Else != nil {
+		m["else"] = c.convertRef(s.Else, d)
+	}
+	// nullable without a type: allow null alongside whatever it is.
+	if nullable && len(types) == 0 && len(m) > 0 {
+		return map[string]any{"anyOf": []any{m, map[string]any{"type": "null"}}}
+	}
+	return m
+}
+
+func (c *schemaConverter) convertRefs(rs openapi3.SchemaRefs, d deps) []any {
+	out := make([]any, 0, len(rs))
+	for _, r := range rs {
+		out = append(out, c.convertRef(r, d))
+	}
+	return out
+}
+
+func (c *schemaConverter) boolSchema(b openapi3.BoolSchema, d deps) (any, bool) {
+	if b.Has != nil {
+		return *b.Has, true
+	}
+	if b.Schema != nil {
+		return c.convertRef(b.Schema, d), true
+	}
+	return nil, false
+}
+
+// properties converts a properties map, dropping the ones the mode hides.
+func (c *schemaConverter) properties(props openapi3.Schemas, d deps) (map[string]any, map[string]bool) {
+	out := make(map[string]any, len(props))
+	var dropped map[string]bool
+	for k, v := range props {
+		if c.hidden(v) {
+			if dropped == nil {
+				dropped = map[string]bool{}
+			}
+			dropped[k] = true
+			continue
+		}
+		out[k] = c.convertRef(v, d)
+	}
+	return out, dropped
+}
+
+// hidden reports whether a property is left out in this mode: readOnly ones
+// from inputs, writeOnly ones from outputs.
+func (c *schemaConverter) hidden(r *openapi3.SchemaRef) bool {
+	if r == nil || r.Value == nil {
+		return false
+	}
+	if c.mode == modeInput {
+		return r.Value.ReadOnly
+	}
+	return r.Value.WriteOnly
+}
+
+func filterRequired(req []string, dropped map[string]bool) []string {
+	out := make([]string, 0, len(req))
+	for _, r := range req {
+		if !dropped[r] && !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// regexOK reports whether a pattern compiles with Go's regexp, which is what
+// JSON Schema validators in Go use; other patterns are dropped (with one
+// warning each) rather than making the schema uncompilable.
+func (c *schemaConverter) regexOK(p string) bool {
+	if bad, ok := c.badRegex[p]; ok {
+		return !bad
+	}
+	_, err := regexp.Compile(p)
+	c.badRegex[p] = err != nil
+	if err != nil {
+		c.warn(fmt.Sprintf("pattern %q dropped: not a valid RE2 expression", p))
+	}
+	return err == nil
+}
+
+func marshalNoEscape(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	b := buf.Bytes()
+	return b[:len(b)-1], nil
+}

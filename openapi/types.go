@@ -1,0 +1,254 @@
+// Package openapi turns an OpenAPI document (Swagger 2.0, OpenAPI 3.0.x or
+// 3.1.x; JSON or YAML) into MCP tools: one [Tool] per API operation, each
+// carrying the agent-facing part (name, title, description, inputSchema,
+// outputSchema, annotations) and a [Route] that tells a proxy how to turn the
+// tool's arguments back into the HTTP request.
+//
+// The package owns loading ([Load], [Parse]), generation ([Generate]), the
+// committed drift artifact ([Manifest]) and its comparison ([Diff]).
+//
+// Invariants:
+//   - Same document and options → byte-identical output ([EncodeToolsList],
+//     [Manifest.Encode]). Tools are ordered by path (byte order) and then by
+//     method in the order GET, PUT, POST, DELETE, OPTIONS, HEAD, PATCH, TRACE.
+//   - Every operation that passes the filters gives exactly one tool; webhooks
+//     and callbacks are never tools.
+//   - Tool names are unique and match [GenerateOptions.NamePattern] semantics
+//     (`^[A-Za-z0-9_-]{1,N}$`, N = MaxNameLength, 64 by default).
+//   - Every inputSchema is a JSON Schema 2020-12 object whose root is
+//     `{"type":"object",...}`; referenced schemas live in `$defs` (cycles are
+//     kept as `$ref`s); argument (property) names are unique and match
+//     `^[A-Za-z0-9_.-]{1,64}$`, and every one has exactly one [Argument] in the
+//     route.
+//   - Annotations are always complete (every hint set explicitly).
+//   - A [Route] is self-contained: a proxy never needs the OpenAPI document.
+//
+// The package holds no mutable package-level state; everything it returns is
+// owned by the caller.
+package openapi
+
+import "encoding/json"
+
+// Tool is one generated MCP tool: the agent-facing definition plus the route
+// a proxy needs to dispatch a call. It is also the unit of the drift
+// [Manifest].
+type Tool struct {
+	// Name is unique among the generated tools and tool-name safe.
+	Name string `json:"name"`
+	// Title is a short human-readable label (summary, or the name).
+	Title string `json:"title,omitempty"`
+	// Description is trimmed and length-bounded.
+	Description string `json:"description,omitempty"`
+	// InputSchema is a JSON Schema 2020-12 object schema (root type object).
+	InputSchema json.RawMessage `json:"inputSchema"`
+	// OutputSchema is the documented 2xx JSON response schema, if any (any
+	// JSON Schema 2020-12; the root need not be an object).
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	// Annotations are always complete.
+	Annotations Annotations `json:"annotations"`
+
+	// Route is how a call becomes an HTTP request. Not part of tools/list.
+	Route Route `json:"route"`
+	// RedactResponse lists dotted response paths removed before the result
+	// reaches the agent; a segment that lands on an array applies to every
+	// element. Not part of tools/list.
+	RedactResponse []string `json:"redactResponse,omitempty"`
+}
+
+// Annotations are the MCP tool behaviour hints. Every field is always set:
+// a missing hint is treated as a review blocker (seed 003).
+type Annotations struct {
+	Title           string `json:"title"`
+	ReadOnlyHint    bool   `json:"readOnlyHint"`
+	DestructiveHint bool   `json:"destructiveHint"`
+	IdempotentHint  bool   `json:"idempotentHint"`
+	OpenWorldHint   bool   `json:"openWorldHint"`
+}
+
+// Location says where an argument goes in the HTTP request.
+type Location string
+
+// The argument locations.
+const (
+	InPath         Location = "path"          // substituted into the path template, encoded
+	InQuery        Location = "query"         // query string
+	InHeader       Location = "header"        // request header
+	InCookie       Location = "cookie"        // Cookie header
+	InBodyProperty Location = "body-property" // one top-level property of an object body
+	InWholeBody    Location = "whole-body"    // the entire request body
+)
+
+// Route is everything a proxy needs to build the HTTP request for a tool
+// call, without the OpenAPI document.
+type Route struct {
+	// Method is the upper-case HTTP method.
+	Method string `json:"method"`
+	// Path is the path template to expand, e.g. "/repos/{owner}/{repo}".
+	// A "#fragment" used by some documents to tell operations apart
+	// ("/{Bucket}#cors") is removed; literal text such as "?query={q}" stays.
+	// Every {name} in Path has an InPath argument with Param == name.
+	Path string `json:"path"`
+	// DocPath is the key of the operation's path item in the document
+	// (equal to Path unless a fragment was removed).
+	DocPath string `json:"docPath,omitempty"`
+	// OperationID is the operationId from the document, if any.
+	OperationID string `json:"operationId,omitempty"`
+	// Arguments lists every inputSchema property, in schema order (sorted by
+	// argument name).
+	Arguments []Argument `json:"arguments"`
+	// Body describes the request body, nil when the operation has none.
+	Body *Body `json:"body,omitempty"`
+	// Mutating is true for POST, PUT, PATCH and DELETE: a write.
+	Mutating bool `json:"mutating"`
+	// Security lists the alternative security requirements (any one
+	// suffices). An empty requirement means anonymous access is allowed.
+	// Nil means the operation declares none.
+	Security []SecurityRequirement `json:"security,omitempty"`
+	// Servers lists operation- or path-level server URLs that override the
+	// document's, if any.
+	Servers []string `json:"servers,omitempty"`
+}
+
+// Argument maps one inputSchema property to its place in the HTTP request.
+type Argument struct {
+	// Name is the property name in inputSchema.
+	Name string `json:"name"`
+	// In is where the value goes.
+	In Location `json:"in"`
+	// Param is the original name: the parameter name for path, query,
+	// header and cookie arguments; the body property name for InBodyProperty;
+	// empty for InWholeBody.
+	Param string `json:"param,omitempty"`
+	// Required mirrors the inputSchema "required" list.
+	Required bool `json:"required,omitempty"`
+	// Style and Explode are the OpenAPI serialization (defaults filled in:
+	// path/header "simple", query/cookie "form"; explode true for "form").
+	// For form-urlencoded and multipart body properties they come from the
+	// media type's encoding object.
+	Style   string `json:"style,omitempty"`
+	Explode bool   `json:"explode,omitempty"`
+	// AllowReserved is the query parameter's allowReserved.
+	AllowReserved bool `json:"allowReserved,omitempty"`
+	// ContentType is set when the value is serialized as a media type rather
+	// than by style: a parameter declared with "content" (e.g.
+	// "application/json": the value is JSON-encoded), or a multipart part's
+	// declared content type.
+	ContentType string `json:"contentType,omitempty"`
+	// File is true for a multipart file part: the argument is an object
+	// {"content": base64 string, "filename": string, "contentType": string}.
+	File bool `json:"file,omitempty"`
+	// Base64 is true when the argument is a base64 string whose decoded
+	// bytes are the raw value (a binary whole body).
+	Base64 bool `json:"base64,omitempty"`
+}
+
+// Body describes an operation's request body.
+type Body struct {
+	// ContentType is the media type to send, e.g. "application/json",
+	// "application/x-www-form-urlencoded", "multipart/form-data",
+	// "application/octet-stream".
+	ContentType string `json:"contentType"`
+	// Required is the requestBody's required flag.
+	Required bool `json:"required,omitempty"`
+	// Whole is true when the body is one InWholeBody argument (a non-object
+	// or non-flattenable schema, or a binary/text payload); otherwise the
+	// body is an object assembled from the InBodyProperty arguments.
+	Whole bool `json:"whole,omitempty"`
+}
+
+// SecurityRequirement maps a security scheme name to the required scopes.
+type SecurityRequirement map[string][]string
+
+// SecurityScheme is a document security scheme, as an auth layer needs it.
+type SecurityScheme struct {
+	// Type is apiKey, http, oauth2, openIdConnect or mutualTLS.
+	Type        string `json:"type"`
+	Description string `json:"description,omitempty"`
+	// In and Name locate an apiKey (header, query or cookie).
+	In   string `json:"in,omitempty"`
+	Name string `json:"name,omitempty"`
+	// Scheme is the http auth scheme (basic, bearer, ...), lower-cased.
+	Scheme       string `json:"scheme,omitempty"`
+	BearerFormat string `json:"bearerFormat,omitempty"`
+	// Flows are the oauth2 flows by kind: implicit, password,
+	// clientCredentials, authorizationCode.
+	Flows            map[string]OAuthFlow `json:"flows,omitempty"`
+	OpenIDConnectURL string               `json:"openIdConnectUrl,omitempty"`
+}
+
+// OAuthFlow is one oauth2 flow.
+type OAuthFlow struct {
+	AuthorizationURL string            `json:"authorizationUrl,omitempty"`
+	TokenURL         string            `json:"tokenUrl,omitempty"`
+	RefreshURL       string            `json:"refreshUrl,omitempty"`
+	Scopes           map[string]string `json:"scopes,omitempty"`
+}
+
+// Result is what [Generate] produces from one document.
+type Result struct {
+	// Source is a label of where the document came from.
+	Source string `json:"source"`
+	// Title and Version are the document's info.title and info.version.
+	Title   string `json:"title,omitempty"`
+	Version string `json:"version,omitempty"`
+	// Servers are the document-level server URLs.
+	Servers []string `json:"servers,omitempty"`
+	// Tools in deterministic order (see the package invariants).
+	Tools []Tool `json:"tools"`
+	// SecuritySchemes of the document by name.
+	SecuritySchemes map[string]SecurityScheme `json:"securitySchemes,omitempty"`
+	// Warnings are problems that did not stop generation.
+	Warnings []string `json:"-"`
+}
+
+// GenerateOptions control tool generation. The zero value generates every
+// operation with the default bounds.
+type GenerateOptions struct {
+	// IncludeMethods keeps only operations with these methods
+	// (case-insensitive); empty keeps all.
+	IncludeMethods []string `json:"includeMethods,omitempty"`
+	// ExcludeTags drops operations tagged with any of these.
+	ExcludeTags []string `json:"excludeTags,omitempty"`
+	// IncludePaths keeps only operations whose path matches one of these
+	// globs ("*" matches within a segment, "**" across segments); empty
+	// keeps all. ExcludePaths drops matches.
+	IncludePaths []string `json:"includePaths,omitempty"`
+	ExcludePaths []string `json:"excludePaths,omitempty"`
+	// IncludeOperations keeps only these operationIds; empty keeps all.
+	// ExcludeOperations drops these operationIds.
+	IncludeOperations []string `json:"includeOperations,omitempty"`
+	ExcludeOperations []string `json:"excludeOperations,omitempty"`
+	// Filter, when set, is asked last: false drops the operation.
+	Filter func(method, path string) bool `json:"-"`
+	// Overrides per operation, keyed by operationId or by "METHOD /path".
+	// They win over x-mcp-* extensions in the document.
+	Overrides map[string]Override `json:"overrides,omitempty"`
+	// MaxNameLength bounds tool names: 0 means 64; at most 128.
+	MaxNameLength int `json:"maxNameLength,omitempty"`
+	// MaxDescriptionLength bounds tool descriptions in bytes (cut at a rune
+	// boundary, "…" appended): 0 means 1024; negative means unbounded.
+	MaxDescriptionLength int `json:"maxDescriptionLength,omitempty"`
+	// MaxOutputSchemaBytes bounds an encoded outputSchema: a larger one is
+	// left out (with a warning), since it only advertises the result. 0 means
+	// 256 KiB; negative means unbounded.
+	MaxOutputSchemaBytes int `json:"maxOutputSchemaBytes,omitempty"`
+}
+
+// Override changes one operation's tool. Zero fields change nothing.
+// In a document the same fields may be given as operation extensions:
+// x-mcp-name, x-mcp-title, x-mcp-description, x-mcp-hide,
+// x-mcp-annotations (an object with the hint names) and
+// x-mcp-redact-response.
+type Override struct {
+	Name        string `json:"name,omitempty"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	Hide        bool   `json:"hide,omitempty"`
+	// Annotations: nil pointers keep the generated hint.
+	ReadOnlyHint    *bool `json:"readOnlyHint,omitempty"`
+	DestructiveHint *bool `json:"destructiveHint,omitempty"`
+	IdempotentHint  *bool `json:"idempotentHint,omitempty"`
+	OpenWorldHint   *bool `json:"openWorldHint,omitempty"`
+	// RedactResponse: dotted paths removed from responses.
+	RedactResponse []string `json:"redactResponse,omitempty"`
+}
