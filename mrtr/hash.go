@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -30,8 +31,12 @@ func argumentsDigest(raw json.RawMessage) ([sha256.Size]byte, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return emptyArgumentsDigest, nil
 	}
-	v := jsontext.Value(bytes.Clone(raw)) // Canonicalize works in place
-	if err := v.Canonicalize(); err != nil {
+	buf := canonPool.Get().(*[]byte)
+	defer canonPool.Put(buf)
+	v := jsontext.Value(append((*buf)[:0], raw...)) // Canonicalize works in place
+	err := v.Canonicalize()
+	*buf = v[:0]
+	if err != nil {
 		return [sha256.Size]byte{}, fmt.Errorf("mrtr: arguments: %w", err)
 	}
 	if string(v) == "null" {
@@ -39,3 +44,5 @@ func argumentsDigest(raw json.RawMessage) ([sha256.Size]byte, error) {
 	}
 	return sha256.Sum256(v), nil
 }
+
+var canonPool = sync.Pool{New: func() any { return new([]byte) }}

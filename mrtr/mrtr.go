@@ -49,6 +49,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // State is the record sealed into a requestState token.
@@ -210,7 +212,7 @@ func (c *Codec) Pause(b Binding, continuation any, prevRound int) (string, error
 	switch v := continuation.(type) {
 	case nil:
 	case json.RawMessage:
-		if !json.Valid(v) {
+		if !jsontext.Value(v).IsValid() {
 			return "", errors.New("mrtr: continuation is not valid JSON")
 		}
 		cont = v
@@ -255,7 +257,8 @@ func (c *Codec) Resume(ctx context.Context, token string, b Binding) (*State, er
 	if err != nil || args != r.args {
 		return nil, ErrArgumentsChanged
 	}
-	jti := base64.RawURLEncoding.EncodeToString(r.jti[:])
+	ids := encodeIDs(&r)
+	jti := ids[:jtiLen]
 	if c.opts.ReplayCache != nil {
 		first, err := c.opts.ReplayCache.Use(ctx, jti, expiresAt)
 		if err != nil {
@@ -272,9 +275,25 @@ func (c *Codec) Resume(ctx context.Context, token string, b Binding) (*State, er
 		Round:         int(r.round),
 		ExpiresAt:     expiresAt,
 		JTI:           jti,
-		ArgumentsHash: base64.RawURLEncoding.EncodeToString(r.args[:]),
-		SubjectHash:   base64.RawURLEncoding.EncodeToString(r.subject[:]),
+		ArgumentsHash: ids[jtiLen : jtiLen+hashLen],
+		SubjectHash:   ids[jtiLen+hashLen:],
 	}, nil
+}
+
+// Lengths of the base64url forms of a jti and of a SHA-256 hash.
+var (
+	jtiLen  = base64.RawURLEncoding.EncodedLen(len(record{}.jti))
+	hashLen = base64.RawURLEncoding.EncodedLen(sha256.Size)
+)
+
+// encodeIDs returns the base64url jti, arguments hash and subject hash of r
+// concatenated, so that the three strings of a State cost one allocation.
+func encodeIDs(r *record) string {
+	var buf [64 * 3]byte
+	b := base64.RawURLEncoding.AppendEncode(buf[:0], r.jti[:])
+	b = base64.RawURLEncoding.AppendEncode(b, r.args[:])
+	b = base64.RawURLEncoding.AppendEncode(b, r.subject[:])
+	return string(b)
 }
 
 // subjectDigest hashes a caller's subject. Only the hash is sealed.
