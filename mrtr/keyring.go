@@ -32,7 +32,8 @@ type Key struct {
 // KeyRing holds the keys of a Codec. The first key seals; every key opens.
 // To rotate, put a new key first and keep the old ones until the tokens they
 // sealed have expired (the Codec's TTL), then drop them. The same ring must be
-// configured on every replica. A KeyRing keeps no raw key bytes, only the
+// configured on every replica. Nonces are random, so rotate a key before it
+// has sealed 2^32 states. A KeyRing keeps no raw key bytes, only the
 // ciphers built from them, and is immutable.
 type KeyRing struct {
 	keys []ringKey // keys[0] seals

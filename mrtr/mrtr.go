@@ -196,7 +196,10 @@ func NewCodec(ring *KeyRing, opts Options) (*Codec, error) {
 // round prevRound+1 (prevRound is 0 on the first pause, State.Round after a
 // resume), a fresh jti, expiry now+TTL, bound to b. The continuation is
 // marshalled with encoding/json; a json.RawMessage is used as is (it must be
-// valid JSON) and nil means no continuation.
+// valid JSON without duplicate member names) and nil means no continuation.
+// Pausing past MaxRounds returns ErrTooManyRounds, a token longer than
+// MaxTokenSize ErrStateTooLarge; other errors are the caller's bugs (invalid
+// arguments or continuation).
 func (c *Codec) Pause(b Binding, continuation any, prevRound int) (string, error) {
 	if prevRound < 0 {
 		return "", errors.New("mrtr: negative round")
