@@ -1,0 +1,562 @@
+// Package sqlite is the default durable task manager of mcpgate: a
+// [tasks.Manager] on one SQLite database file (modernc.org/sqlite, pure Go).
+//
+// Ownership. This package owns the task table and its schema; the state
+// machine itself lives in package tasks (the *tasks.Task transition methods),
+// which every mutation here applies inside one write transaction.
+//
+// Invariants:
+//
+//   - Create returns after its INSERT committed; a Get on any connection sees
+//     it from then on.
+//   - Writes go through one connection in BEGIN IMMEDIATE transactions, so
+//     they are serialized and never fail with SQLITE_BUSY between themselves;
+//     reads use a separate pool and run concurrently with writes (WAL).
+//   - The database itself refuses to change a terminal task (a trigger
+//     aborts any UPDATE of a completed, failed or cancelled row) and refuses
+//     unknown statuses (CHECK). Every status change is appended to
+//     task_transitions (an audit trail, deleted with its task).
+//   - Durability: journal_mode=WAL with synchronous=NORMAL by default. A
+//     commit is then durable against a crash of the process (SIGKILL
+//     included: the WAL frames are in the operating system's page cache), but
+//     the last commits may be lost on power failure or kernel crash.
+//     Synchronous "FULL" fsyncs the WAL on every commit and survives those
+//     too, at a large cost in write throughput. See [Options].
+//
+// The database is meant for one process (one node). Its leases, fencing
+// tokens and orphan listing are the same as for a clustered store, so a
+// [tasks.Runner] with TakeOverAtStart recovers the tasks of a dead
+// predecessor through the ordinary recovery path.
+package sqlite
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/mcpgate/mcpgate/tasks"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// Options configure a [Manager].
+type Options struct {
+	tasks.Options
+	// Synchronous is the SQLite synchronous level in WAL mode: "NORMAL"
+	// (default; durable against process crashes) or "FULL" (also against
+	// power loss).
+	Synchronous string
+	// BusyTimeout bounds waits for locks held by other connections
+	// (default 5s).
+	BusyTimeout time.Duration
+	// Readers is the size of the read connection pool (default 4).
+	Readers int
+}
+
+// Manager is a SQLite-backed [tasks.Manager]. Close it when done.
+type Manager struct {
+	opts Options
+	w    *sql.DB // exactly one connection: all writes
+	r    *sql.DB // read pool
+
+	get, insert, update, orphans *sql.Stmt
+	sel                          *sql.Stmt // read-for-update on the writer
+}
+
+var _ tasks.Manager = (*Manager)(nil)
+
+const schemaVersion = 1
+
+var schema = []string{
+	`CREATE TABLE tasks (
+		id               TEXT PRIMARY KEY,
+		subject          TEXT NOT NULL,
+		tenant           TEXT NOT NULL,
+		tool             TEXT NOT NULL,
+		status           TEXT NOT NULL CHECK (status IN ('working','input_required','completed','failed','cancelled')),
+		status_message   TEXT NOT NULL,
+		created_at       INTEGER NOT NULL,
+		updated_at       INTEGER NOT NULL,
+		ttl_ns           INTEGER NOT NULL,
+		expires_at       INTEGER,
+		poll_ns          INTEGER NOT NULL,
+		params           BLOB,
+		result           BLOB,
+		error            BLOB,
+		input_requests   BLOB,
+		input_responses  BLOB,
+		cancel_requested INTEGER NOT NULL,
+		idempotent       INTEGER NOT NULL,
+		lease_owner      TEXT NOT NULL,
+		lease_token      INTEGER NOT NULL,
+		lease_expires_at INTEGER NOT NULL,
+		version          INTEGER NOT NULL
+	)`,
+	`CREATE INDEX tasks_expiry ON tasks (expires_at) WHERE expires_at IS NOT NULL`,
+	`CREATE INDEX tasks_active ON tasks (created_at, id) WHERE status IN ('working','input_required')`,
+	`CREATE TABLE task_transitions (
+		seq       INTEGER PRIMARY KEY,
+		task_id   TEXT NOT NULL,
+		from_status TEXT NOT NULL,
+		to_status TEXT NOT NULL,
+		at        INTEGER NOT NULL
+	)`,
+	`CREATE INDEX task_transitions_task ON task_transitions (task_id)`,
+	`CREATE TRIGGER tasks_terminal_final BEFORE UPDATE ON tasks
+		WHEN OLD.status IN ('completed','failed','cancelled')
+		BEGIN SELECT RAISE(ABORT, 'illegal task transition: terminal task'); END`,
+	`CREATE TRIGGER tasks_audit AFTER UPDATE OF status ON tasks
+		WHEN NEW.status <> OLD.status
+		BEGIN INSERT INTO task_transitions (task_id, from_status, to_status, at)
+		      VALUES (NEW.id, OLD.status, NEW.status, NEW.updated_at); END`,
+	`CREATE TRIGGER tasks_audit_gc AFTER DELETE ON tasks
+		BEGIN DELETE FROM task_transitions WHERE task_id = OLD.id; END`,
+}
+
+const columns = `id, subject, tenant, tool, status, status_message, created_at, updated_at, ttl_ns, expires_at,
+	poll_ns, params, result, error, input_requests, input_responses, cancel_requested, idempotent,
+	lease_owner, lease_token, lease_expires_at, version`
+
+// Open opens (creating if needed) the database at path and prepares it.
+func Open(ctx context.Context, path string, opts Options) (*Manager, error) {
+	if opts.Synchronous == "" {
+		opts.Synchronous = "NORMAL"
+	}
+	if opts.Synchronous != "NORMAL" && opts.Synchronous != "FULL" {
+		return nil, fmt.Errorf("sqlite: synchronous must be NORMAL or FULL, not %q", opts.Synchronous)
+	}
+	if opts.BusyTimeout <= 0 {
+		opts.BusyTimeout = 5 * time.Second
+	}
+	if opts.Readers <= 0 {
+		opts.Readers = 4
+	}
+	dsn := func(extra ...string) string {
+		q := url.Values{}
+		q.Add("_pragma", "journal_mode(WAL)")
+		q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", opts.BusyTimeout.Milliseconds()))
+		q.Add("_pragma", "synchronous("+opts.Synchronous+")")
+		for i := 0; i+1 < len(extra); i += 2 {
+			q.Add(extra[i], extra[i+1])
+		}
+		return "file:" + path + "?" + q.Encode()
+	}
+	m := &Manager{opts: opts}
+	var err error
+	if m.w, err = sql.Open("sqlite", dsn("_txlock", "immediate")); err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	m.w.SetMaxOpenConns(1)
+	m.w.SetMaxIdleConns(1)
+	m.w.SetConnMaxLifetime(0)
+	m.w.SetConnMaxIdleTime(0)
+	if err := m.migrate(ctx); err != nil {
+		m.w.Close()
+		return nil, err
+	}
+	if m.r, err = sql.Open("sqlite", dsn("_pragma", "query_only(1)")); err != nil {
+		m.w.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	m.r.SetMaxOpenConns(opts.Readers)
+	m.r.SetMaxIdleConns(opts.Readers)
+	m.r.SetConnMaxIdleTime(0)
+	prep := []struct {
+		db  *sql.DB
+		dst **sql.Stmt
+		q   string
+	}{
+		{m.r, &m.get, `SELECT ` + columns + ` FROM tasks WHERE id = ?`},
+		{m.w, &m.sel, `SELECT ` + columns + ` FROM tasks WHERE id = ?`},
+		{m.w, &m.insert, `INSERT INTO tasks (` + columns + `) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`},
+		{m.w, &m.update, `UPDATE tasks SET status=?, status_message=?, updated_at=?, result=?, error=?,
+			input_requests=?, input_responses=?, cancel_requested=?, lease_owner=?, lease_token=?,
+			lease_expires_at=?, version=? WHERE id=? AND version=?`},
+		{m.r, &m.orphans, `SELECT ` + columns + ` FROM tasks
+			WHERE status IN ('working','input_required')
+			  AND (lease_owner = '' OR lease_expires_at <= ?)
+			  AND (expires_at IS NULL OR expires_at > ?)
+			ORDER BY created_at, id LIMIT ?`},
+	}
+	for _, p := range prep {
+		if *p.dst, err = p.db.PrepareContext(ctx, p.q); err != nil {
+			m.Close()
+			return nil, fmt.Errorf("sqlite: prepare: %w", err)
+		}
+	}
+	return m, nil
+}
+
+// migrate creates the schema on a new database and checks its version.
+func (m *Manager) migrate(ctx context.Context) error {
+	tx, err := m.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sqlite: migrate: %w", err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
+		return fmt.Errorf("sqlite: migrate: %w", err)
+	}
+	var v int
+	switch err := tx.QueryRowContext(ctx, `SELECT version FROM schema_version`).Scan(&v); {
+	case errors.Is(err, sql.ErrNoRows):
+		for _, s := range schema {
+			if _, err := tx.ExecContext(ctx, s); err != nil {
+				return fmt.Errorf("sqlite: create schema: %w", err)
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_version (version) VALUES (?)`, schemaVersion); err != nil {
+			return fmt.Errorf("sqlite: create schema: %w", err)
+		}
+	case err != nil:
+		return fmt.Errorf("sqlite: read schema version: %w", err)
+	case v != schemaVersion:
+		return fmt.Errorf("sqlite: database schema version %d, this build knows %d", v, schemaVersion)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqlite: migrate: %w", err)
+	}
+	return nil
+}
+
+// Close closes the database.
+func (m *Manager) Close() error {
+	for _, s := range []*sql.Stmt{m.get, m.sel, m.insert, m.update, m.orphans} {
+		if s != nil {
+			s.Close()
+		}
+	}
+	var errs []error
+	if m.r != nil {
+		errs = append(errs, m.r.Close())
+	}
+	if m.w != nil {
+		errs = append(errs, m.w.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// DB returns the write handle, for inspection in tests and tools.
+func (m *Manager) DB() *sql.DB { return m.w }
+
+func nanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+func fromNanos(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// encodeMap stores a key → raw JSON map as one JSON object (nil when empty).
+func encodeMap(m map[string]json.RawMessage) ([]byte, error) {
+	if len(m) == 0 {
+		return nil, nil
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(m); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
+}
+
+func decodeMap(b []byte) (map[string]json.RawMessage, error) {
+	if len(b) == 0 {
+		return nil, nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func rawOrNil(b []byte) json.RawMessage {
+	if b == nil {
+		return nil
+	}
+	return json.RawMessage(b)
+}
+
+type scanner interface{ Scan(dst ...any) error }
+
+func scanTask(s scanner) (tasks.Task, error) {
+	var (
+		t                                   tasks.Task
+		status                              string
+		created, updated, ttl, poll, leaseX int64
+		expires                             sql.NullInt64
+		params, result, rpcErr, reqs, resps []byte
+		cancel, idem                        int
+	)
+	err := s.Scan(&t.ID, &t.Owner.Subject, &t.Owner.Tenant, &t.ToolName, &status, &t.StatusMessage,
+		&created, &updated, &ttl, &expires, &poll, &params, &result, &rpcErr, &reqs, &resps,
+		&cancel, &idem, &t.LeaseOwner, &t.LeaseToken, &leaseX, &t.Version)
+	if err != nil {
+		return tasks.Task{}, err
+	}
+	t.Status = tasks.Status(status)
+	t.CreatedAt, t.LastUpdatedAt, t.LeaseExpiresAt = fromNanos(created), fromNanos(updated), fromNanos(leaseX)
+	t.TTL, t.PollInterval = time.Duration(ttl), time.Duration(poll)
+	t.Params, t.Result, t.Error = rawOrNil(params), rawOrNil(result), rawOrNil(rpcErr)
+	t.CancelRequested, t.Idempotent = cancel != 0, idem != 0
+	if t.InputRequests, err = decodeMap(reqs); err != nil {
+		return tasks.Task{}, fmt.Errorf("sqlite: task %s input requests: %w", t.ID, err)
+	}
+	if t.InputResponses, err = decodeMap(resps); err != nil {
+		return tasks.Task{}, fmt.Errorf("sqlite: task %s input responses: %w", t.ID, err)
+	}
+	return t, nil
+}
+
+func nullableBytes(r json.RawMessage) any {
+	if r == nil {
+		return nil
+	}
+	return []byte(r)
+}
+
+// Create implements [tasks.Store]: the task is committed before it returns.
+func (m *Manager) Create(ctx context.Context, nt tasks.NewTask) (tasks.Task, error) {
+	t, err := nt.Build(tasks.NewID(), m.opts.Clock())
+	if err != nil {
+		return tasks.Task{}, fmt.Errorf("create task: %w", err)
+	}
+	var expires any
+	if e := t.ExpiresAt(); !e.IsZero() {
+		expires = e.UnixNano()
+	}
+	_, err = m.insert.ExecContext(ctx, t.ID, t.Owner.Subject, t.Owner.Tenant, t.ToolName, string(t.Status), t.StatusMessage,
+		nanos(t.CreatedAt), nanos(t.LastUpdatedAt), int64(t.TTL), expires, int64(t.PollInterval),
+		nullableBytes(t.Params), nil, nil, nil, nil, 0, boolInt(t.Idempotent), "", int64(0), int64(0), t.Version)
+	if err != nil {
+		return tasks.Task{}, fmt.Errorf("sqlite: create task: %w", err)
+	}
+	m.opts.Notify(ctx, t.ID)
+	return t, nil
+}
+
+// Get implements [tasks.Store].
+func (m *Manager) Get(ctx context.Context, p tasks.Principal, id string) (tasks.Task, error) {
+	t, err := scanTask(m.get.QueryRowContext(ctx, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return tasks.Task{}, tasks.ErrNotFound
+	}
+	if err != nil {
+		return tasks.Task{}, fmt.Errorf("sqlite: get task: %w", err)
+	}
+	if t.Owner != p || t.Expired(m.opts.Clock()) {
+		return tasks.Task{}, tasks.ErrNotFound
+	}
+	return t, nil
+}
+
+// change is one state-machine step: it mutates t and reports whether to
+// store it and whether the change is visible to clients (publish).
+type change func(t *tasks.Task, now time.Time) (store, visible bool, err error)
+
+// mutate runs fn on the current row inside one write transaction.
+func (m *Manager) mutate(ctx context.Context, id string, owner *tasks.Principal, fn change) (tasks.Task, error) {
+	tx, err := m.w.BeginTx(ctx, nil)
+	if err != nil {
+		return tasks.Task{}, fmt.Errorf("sqlite: begin: %w", err)
+	}
+	defer tx.Rollback()
+	now := m.opts.Clock()
+	t, err := scanTask(tx.StmtContext(ctx, m.sel).QueryRowContext(ctx, id))
+	if errors.Is(err, sql.ErrNoRows) || err == nil && (t.Expired(now) || owner != nil && t.Owner != *owner) {
+		return tasks.Task{}, tasks.ErrNotFound
+	}
+	if err != nil {
+		return tasks.Task{}, fmt.Errorf("sqlite: read task: %w", err)
+	}
+	prev := t.Version
+	store, visible, err := fn(&t, now)
+	if err != nil {
+		return tasks.Task{}, err
+	}
+	if !store || t.Version == prev {
+		return t, nil
+	}
+	reqs, err := encodeMap(t.InputRequests)
+	if err != nil {
+		return tasks.Task{}, fmt.Errorf("sqlite: encode input requests: %w", err)
+	}
+	resps, err := encodeMap(t.InputResponses)
+	if err != nil {
+		return tasks.Task{}, fmt.Errorf("sqlite: encode input responses: %w", err)
+	}
+	res, err := tx.StmtContext(ctx, m.update).ExecContext(ctx, string(t.Status), t.StatusMessage, nanos(t.LastUpdatedAt),
+		nullableBytes(t.Result), nullableBytes(t.Error), reqs, resps, boolInt(t.CancelRequested),
+		t.LeaseOwner, t.LeaseToken, nanos(t.LeaseExpiresAt), t.Version, t.ID, prev)
+	if err != nil {
+		return tasks.Task{}, fmt.Errorf("sqlite: update task: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return tasks.Task{}, fmt.Errorf("sqlite: update task %s: concurrent change (rows %d, %v)", id, n, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return tasks.Task{}, fmt.Errorf("sqlite: commit: %w", err)
+	}
+	if visible {
+		m.opts.Notify(ctx, id)
+	}
+	return t, nil
+}
+
+// Update implements [tasks.Store].
+func (m *Manager) Update(ctx context.Context, p tasks.Principal, id string, responses map[string]json.RawMessage) error {
+	_, err := m.mutate(ctx, id, &p, func(t *tasks.Task, now time.Time) (bool, bool, error) {
+		ch, err := t.AcceptInput(responses, now)
+		return ch, true, err
+	})
+	return err
+}
+
+// Cancel implements [tasks.Store].
+func (m *Manager) Cancel(ctx context.Context, p tasks.Principal, id string) error {
+	_, err := m.mutate(ctx, id, &p, func(t *tasks.Task, now time.Time) (bool, bool, error) {
+		return t.RequestCancel(now), true, nil
+	})
+	return err
+}
+
+// Claim implements [tasks.WorkerStore].
+func (m *Manager) Claim(ctx context.Context, c tasks.Claim) (tasks.Task, error) {
+	return m.mutate(ctx, c.TaskID, nil, func(t *tasks.Task, now time.Time) (bool, bool, error) {
+		return true, false, t.TakeLease(c, now)
+	})
+}
+
+// Heartbeat implements [tasks.WorkerStore].
+func (m *Manager) Heartbeat(ctx context.Context, l tasks.Lease, d time.Duration) (tasks.Task, error) {
+	return m.mutate(ctx, l.TaskID, nil, func(t *tasks.Task, now time.Time) (bool, bool, error) {
+		return true, false, t.Renew(l, d, now)
+	})
+}
+
+// RequireInput implements [tasks.WorkerStore].
+func (m *Manager) RequireInput(ctx context.Context, l tasks.Lease, requests map[string]json.RawMessage, msg string) (tasks.Task, error) {
+	return m.mutate(ctx, l.TaskID, nil, func(t *tasks.Task, now time.Time) (bool, bool, error) {
+		return true, true, t.AskInput(l, requests, msg, now)
+	})
+}
+
+// SetStatusMessage implements [tasks.WorkerStore].
+func (m *Manager) SetStatusMessage(ctx context.Context, l tasks.Lease, msg string) error {
+	_, err := m.mutate(ctx, l.TaskID, nil, func(t *tasks.Task, now time.Time) (bool, bool, error) {
+		return true, true, t.SetMessage(l, msg, now)
+	})
+	return err
+}
+
+// Finish implements [tasks.WorkerStore].
+func (m *Manager) Finish(ctx context.Context, l tasks.Lease, status tasks.Status, payload json.RawMessage, msg string) error {
+	_, err := m.mutate(ctx, l.TaskID, nil, func(t *tasks.Task, now time.Time) (bool, bool, error) {
+		return true, true, t.Finish(l, status, payload, msg, now)
+	})
+	return err
+}
+
+// Release implements [tasks.WorkerStore].
+func (m *Manager) Release(ctx context.Context, l tasks.Lease) error {
+	_, err := m.mutate(ctx, l.TaskID, nil, func(t *tasks.Task, now time.Time) (bool, bool, error) {
+		return true, false, t.Release(l, now)
+	})
+	return err
+}
+
+// Orphans implements [tasks.WorkerStore].
+func (m *Manager) Orphans(ctx context.Context, asOf time.Time, limit int) ([]tasks.Task, error) {
+	if limit <= 0 {
+		limit = -1
+	}
+	rows, err := m.orphans.QueryContext(ctx, asOf.UnixNano(), m.opts.Clock().UnixNano(), limit)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list orphans: %w", err)
+	}
+	defer rows.Close()
+	var out []tasks.Task
+	for rows.Next() {
+		t, err := scanTask(rows)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: list orphans: %w", err)
+		}
+		out = append(out, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: list orphans: %w", err)
+	}
+	return out, nil
+}
+
+// sweepBatch bounds one DELETE so a large sweep does not hold the writer.
+const sweepBatch = 500
+
+// Sweep implements [tasks.WorkerStore].
+func (m *Manager) Sweep(ctx context.Context, now time.Time) (int, error) {
+	total := 0
+	for {
+		res, err := m.w.ExecContext(ctx, `DELETE FROM tasks WHERE id IN
+			(SELECT id FROM tasks WHERE expires_at IS NOT NULL AND expires_at <= ? LIMIT ?)`, now.UnixNano(), sweepBatch)
+		if err != nil {
+			return total, fmt.Errorf("sqlite: sweep: %w", err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return total, fmt.Errorf("sqlite: sweep: %w", err)
+		}
+		total += int(n)
+		if n < sweepBatch {
+			return total, nil
+		}
+	}
+}
+
+// Transition is one recorded status change.
+type Transition struct {
+	TaskID   string
+	From, To tasks.Status
+	At       time.Time
+}
+
+// Transitions returns the audit trail of status changes in commit order
+// (for tests and forensic tools).
+func (m *Manager) Transitions(ctx context.Context) ([]Transition, error) {
+	rows, err := m.r.QueryContext(ctx, `SELECT task_id, from_status, to_status, at FROM task_transitions ORDER BY seq`)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: transitions: %w", err)
+	}
+	defer rows.Close()
+	var out []Transition
+	for rows.Next() {
+		var tr Transition
+		var from, to string
+		var at int64
+		if err := rows.Scan(&tr.TaskID, &from, &to, &at); err != nil {
+			return nil, fmt.Errorf("sqlite: transitions: %w", err)
+		}
+		tr.From, tr.To, tr.At = tasks.Status(from), tasks.Status(to), fromNanos(at)
+		out = append(out, tr)
+	}
+	return out, rows.Err()
+}
