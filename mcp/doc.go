@@ -1,0 +1,39 @@
+// Package mcp is the protocol core of mcpgate: a fast server for the Model
+// Context Protocol revision 2026-07-28, the stateless revision with no
+// initialize handshake, no sessions and a _meta object on every request.
+//
+// It owns the JSON-RPC 2.0 codec, the wire types, the error codes, the
+// per-request _meta checks, the Server with its method table and its tool,
+// prompt and resource registries, the handler API, the Streamable HTTP
+// transport (NewHTTPHandler) and the stdio transport (ServeStdio), and an
+// in-memory Client for tests.
+//
+// A library user builds a Server, registers tools, prompts and resources, and
+// mounts the HTTP handler:
+//
+//	s := mcp.NewServer(mcp.Implementation{Name: "weather", Version: "1.0.0"}, nil)
+//	mcp.AddTool(s, &mcp.Tool{Name: "forecast", Description: "Forecast for a city"},
+//		func(ctx context.Context, req *mcp.CallToolRequest, in struct{ City string `json:"city"` }) (*mcp.CallToolResult, error) {
+//			return mcp.TextResult("Sunny in " + in.City), nil
+//		})
+//	http.Handle("/mcp", mcp.NewHTTPHandler(s, nil))
+//
+// Invariants:
+//
+//   - Stateless: a request never depends on the server's memory of an earlier
+//     request. Capabilities, version and identity are read from each request's
+//     own _meta. What must survive between rounds of a multi round-trip request
+//     travels in the sealed requestState (see package mrtr).
+//   - Every result carries resultType; every cacheable complete result carries
+//     ttlMs and cacheScope; every result carries the server's identity in
+//     _meta["io.modelcontextprotocol/serverInfo"].
+//   - Bad input gets a JSON-RPC error with the status the spec mandates
+//     (400 for _meta and header problems, 404 for unknown methods) and never a
+//     panic; a handler panic becomes -32603 and the server keeps serving.
+//   - Lists are encoded once per registry change and reused byte for byte, so
+//     tools/list on thousands of tools costs one copy.
+//   - Notifications reach only the stream they belong to: progress and log
+//     messages the response stream of their request, list changes only the
+//     subscriptions/listen streams that asked for them, each tagged with the
+//     subscription id.
+package mcp

@@ -1,0 +1,347 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+)
+
+// HTTPOptions configure the Streamable HTTP transport. The zero value is a
+// safe local default: loopback Host and Origin only, 4 MiB bodies.
+type HTTPOptions struct {
+	// AllowedHosts lists the Host names (optionally with :port) accepted,
+	// the DNS-rebinding guard. Empty means loopback names only (localhost,
+	// 127.0.0.1, [::1]); "*" accepts any host (put it behind a proxy that
+	// checks Host).
+	AllowedHosts []string
+	// AllowedOrigins lists the browser origins (scheme://host[:port])
+	// accepted when a request carries Origin. Empty means loopback origins
+	// only; "*" accepts any origin.
+	AllowedOrigins []string
+	// MaxBodyBytes bounds a request body (default 4 MiB); larger gets 413.
+	MaxBodyBytes int64
+	// WriteTimeout bounds each write to the client (default 30 s). Streams
+	// stay open as long as they keep writing.
+	WriteTimeout time.Duration
+}
+
+// NewHTTPHandler serves s over Streamable HTTP at whatever path it is
+// mounted on: one JSON-RPC message per POST, answered with application/json
+// or, when the handler emits notifications first, with a request-scoped SSE
+// stream. GET and DELETE get 405. The client closing the connection cancels
+// the handler's context.
+func NewHTTPHandler(s *Server, opts *HTTPOptions) http.Handler {
+	h := &httpHandler{srv: s}
+	if opts != nil {
+		h.opts = *opts
+	}
+	if h.opts.MaxBodyBytes <= 0 {
+		h.opts.MaxBodyBytes = 4 << 20
+	}
+	if h.opts.WriteTimeout <= 0 {
+		h.opts.WriteTimeout = 30 * time.Second
+	}
+	h.hosts = newHostSet(h.opts.AllowedHosts)
+	h.origins = newHostSet(h.opts.AllowedOrigins)
+	return h
+}
+
+type httpHandler struct {
+	srv     *Server
+	opts    HTTPOptions
+	hosts   hostSet
+	origins hostSet
+}
+
+func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		writeJSONError(w, http.StatusMethodNotAllowed, nil, NewError(CodeInvalidRequest, "Method not allowed: the MCP endpoint accepts POST only", nil))
+		return
+	}
+	if !h.hosts.allowHost(r.Host) {
+		writeJSONError(w, http.StatusForbidden, nil, NewError(CodeInvalidRequest, "Forbidden: Host not allowed", nil))
+		return
+	}
+	if o := r.Header.Get("Origin"); o != "" && !h.origins.allowOrigin(o) {
+		writeJSONError(w, http.StatusForbidden, nil, NewError(CodeInvalidRequest, "Forbidden: Origin not allowed", nil))
+		return
+	}
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+			writeJSONError(w, http.StatusUnsupportedMediaType, nil, NewError(CodeInvalidRequest, "Unsupported Media Type: send application/json", nil))
+			return
+		}
+	} else {
+		writeJSONError(w, http.StatusUnsupportedMediaType, nil, NewError(CodeInvalidRequest, "Unsupported Media Type: Content-Type application/json is required", nil))
+		return
+	}
+	buf := getBuf()
+	defer putBuf(buf)
+	body, err := readBody(r.Body, h.opts.MaxBodyBytes, *buf)
+	*buf = body[:0]
+	if err != nil {
+		if errors.Is(err, errTooLarge) {
+			writeJSONError(w, http.StatusRequestEntityTooLarge, nil, NewError(CodeInvalidRequest, fmt.Sprintf("Request body exceeds %d bytes", h.opts.MaxBodyBytes), nil))
+		} else {
+			writeJSONError(w, http.StatusBadRequest, nil, NewError(CodeInvalidRequest, "Could not read the request body", nil))
+		}
+		return
+	}
+	rc := http.NewResponseController(w)
+	// The body is read: lift the server's read deadline so that a long
+	// stream is not cancelled by it (the connection is still watched for
+	// the client going away).
+	_ = rc.SetReadDeadline(time.Time{})
+
+	msg, id, jerr := decodeMessage(body)
+	if jerr != nil {
+		writeJSONError(w, jerr.HTTPStatus(), id, jerr)
+		return
+	}
+	if msg.isNotification() {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	ctx := r.Context()
+	c, jerr := h.srv.admit(ctx, msg, r.Header)
+	if jerr != nil {
+		writeJSONError(w, jerr.HTTPStatus(), msg.id, jerr)
+		return
+	}
+	st := &httpStream{w: w, rc: rc, timeout: h.opts.WriteTimeout}
+	result, jerr := h.srv.handle(ctx, c, st)
+	st.finish(msg.id, result, jerr)
+}
+
+// httpStream answers one POST. It stays a plain JSON response until the
+// handler sends a notification; then it becomes an SSE stream and the
+// response is its last event.
+type httpStream struct {
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration
+
+	mu      sync.Mutex
+	sse     bool
+	done    bool
+	lastErr error
+}
+
+func (st *httpStream) send(msg []byte) error {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.done {
+		return errors.New("mcp: response already sent")
+	}
+	if st.lastErr != nil {
+		return st.lastErr
+	}
+	st.startSSE()
+	st.lastErr = st.writeEvent(msg)
+	return st.lastErr
+}
+
+func (st *httpStream) keepalive() error {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.done || !st.sse {
+		return nil
+	}
+	_ = st.rc.SetWriteDeadline(time.Now().Add(st.timeout))
+	if _, err := io.WriteString(st.w, ": keep-alive\n\n"); err != nil {
+		st.lastErr = err
+		return err
+	}
+	return st.rc.Flush()
+}
+
+func (st *httpStream) startSSE() {
+	if st.sse {
+		return
+	}
+	st.sse = true
+	hd := st.w.Header()
+	hd.Set("Content-Type", "text/event-stream")
+	hd.Set("Cache-Control", "no-cache")
+	hd.Set("X-Accel-Buffering", "no")
+	st.w.WriteHeader(http.StatusOK)
+}
+
+func (st *httpStream) writeEvent(msg []byte) error {
+	_ = st.rc.SetWriteDeadline(time.Now().Add(st.timeout))
+	buf := getBuf()
+	defer putBuf(buf)
+	b := append(*buf, "data: "...)
+	b = append(b, msg...)
+	b = append(b, "\n\n"...)
+	*buf = b
+	if _, err := st.w.Write(b); err != nil {
+		return err
+	}
+	return st.rc.Flush()
+}
+
+// finish writes the response; a nil result with a nil error means the
+// request ended without a response (a listen stream whose client left).
+func (st *httpStream) finish(id []byte, result []byte, jerr *Error) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.done {
+		return
+	}
+	st.done = true
+	if result == nil && jerr == nil {
+		return
+	}
+	buf := getBuf()
+	defer putBuf(buf)
+	var b []byte
+	if jerr != nil {
+		b = appendError(*buf, id, jerr)
+	} else {
+		b = appendResponse(*buf, id, result)
+	}
+	*buf = b
+	if st.sse {
+		if st.lastErr == nil {
+			_ = st.writeEvent(b)
+		}
+		return
+	}
+	status := http.StatusOK
+	if jerr != nil {
+		status = jerr.HTTPStatus()
+	}
+	_ = st.rc.SetWriteDeadline(time.Now().Add(st.timeout))
+	hd := st.w.Header()
+	hd.Set("Content-Type", "application/json")
+	st.w.WriteHeader(status)
+	_, _ = st.w.Write(b)
+}
+
+func writeJSONError(w http.ResponseWriter, status int, id []byte, e *Error) {
+	buf := getBuf()
+	defer putBuf(buf)
+	*buf = appendError(*buf, id, e)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(*buf)
+}
+
+var errTooLarge = errors.New("request body too large")
+
+// readBody reads at most limit bytes into dst.
+func readBody(r io.Reader, limit int64, dst []byte) ([]byte, error) {
+	lr := io.LimitedReader{R: r, N: limit + 1}
+	for {
+		if len(dst) == cap(dst) {
+			dst = append(dst, 0)[:len(dst)]
+		}
+		n, err := lr.Read(dst[len(dst):cap(dst)])
+		dst = dst[:len(dst)+n]
+		if int64(len(dst)) > limit {
+			return dst, errTooLarge
+		}
+		if err == io.EOF {
+			return dst, nil
+		}
+		if err != nil {
+			return dst, err
+		}
+	}
+}
+
+// hostSet is an allow-list of host names, with optional ports.
+type hostSet struct {
+	any   bool
+	names map[string]bool // "host" or "host:port", lower case, IPv6 without brackets
+}
+
+func newHostSet(list []string) hostSet {
+	hs := hostSet{names: map[string]bool{}}
+	if len(list) == 0 {
+		list = []string{"localhost", "127.0.0.1", "::1"}
+	}
+	for _, h := range list {
+		h = trimLower(h)
+		if h == "*" {
+			hs.any = true
+			continue
+		}
+		if u, err := url.Parse(h); err == nil && u.Host != "" {
+			h = u.Host // an origin was given
+		}
+		hs.names[strings.Trim(h, "[]")] = true
+		if host, port, err := net.SplitHostPort(h); err == nil {
+			hs.names[host+":"+port] = true
+			delete(hs.names, strings.Trim(h, "[]"))
+		}
+	}
+	return hs
+}
+
+func (hs hostSet) allowHost(hostport string) bool {
+	if hs.any {
+		return true
+	}
+	hostport = trimLower(hostport)
+	host, port, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host, port = strings.Trim(hostport, "[]"), ""
+	}
+	return hs.names[host] || (port != "" && hs.names[host+":"+port])
+}
+
+func (hs hostSet) allowOrigin(origin string) bool {
+	if hs.any {
+		return true
+	}
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return false
+	}
+	return hs.allowHost(u.Host)
+}
+
+// RunHTTP serves h on ln until ctx ends, then shuts down gracefully: listen
+// streams of s (if not nil) get their final result, in-flight requests get
+// up to grace to finish. Header reads are bounded; bodies are bounded by the
+// handler's MaxBodyBytes and read deadlines.
+func RunHTTP(ctx context.Context, ln net.Listener, h http.Handler, s *Server, grace time.Duration) error {
+	hs := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       60 * time.Second, // lifted per request once its body is read
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	if s != nil {
+		s.Close()
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	err := hs.Shutdown(sctx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = hs.Close()
+	}
+	if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) && serr != nil {
+		return serr
+	}
+	return err
+}

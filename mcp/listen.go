@@ -1,0 +1,296 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Change events fanned out to subscriptions/listen streams.
+type evKind uint8
+
+const (
+	evTools evKind = 1 << iota
+	evPrompts
+	evResources
+	evResourceUpdated
+	evTask
+)
+
+type event struct {
+	kind evKind
+	uri  string // evResourceUpdated
+	id   string // evTask
+}
+
+// subscriber is one listen stream's mailbox. Events coalesce: a slow stream
+// gets each kind of change once, and each updated URI or task once, so a
+// publisher never blocks and nothing a stream asked for is lost.
+type subscriber struct {
+	filter listenFilter
+	wake   chan struct{}
+
+	mu      sync.Mutex
+	pending evKind
+	uris    []string
+	tasks   []string
+}
+
+func (sub *subscriber) offer(ev event) {
+	f := &sub.filter
+	switch ev.kind {
+	case evTools:
+		if !f.ToolsListChanged {
+			return
+		}
+	case evPrompts:
+		if !f.PromptsListChanged {
+			return
+		}
+	case evResources:
+		if !f.ResourcesListChanged {
+			return
+		}
+	case evResourceUpdated:
+		if !f.watches(ev.uri) {
+			return
+		}
+	case evTask:
+		if !f.hasTask(ev.id) {
+			return
+		}
+	}
+	sub.mu.Lock()
+	sub.pending |= ev.kind
+	switch ev.kind {
+	case evResourceUpdated:
+		if !contains(sub.uris, ev.uri) {
+			sub.uris = append(sub.uris, ev.uri)
+		}
+	case evTask:
+		if !contains(sub.tasks, ev.id) {
+			sub.tasks = append(sub.tasks, ev.id)
+		}
+	}
+	sub.mu.Unlock()
+	select {
+	case sub.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (sub *subscriber) take() (evKind, []string, []string) {
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	k, u, t := sub.pending, sub.uris, sub.tasks
+	sub.pending, sub.uris, sub.tasks = 0, nil, nil
+	return k, u, t
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// broker fans events out to the live listen streams of this process.
+type broker struct {
+	mu     sync.Mutex
+	subs   map[*subscriber]struct{}
+	done   chan struct{}
+	closed bool
+}
+
+func newBroker() *broker {
+	return &broker{subs: map[*subscriber]struct{}{}, done: make(chan struct{})}
+}
+
+func (b *broker) subscribe(f listenFilter) *subscriber {
+	sub := &subscriber{filter: f, wake: make(chan struct{}, 1)}
+	b.mu.Lock()
+	b.subs[sub] = struct{}{}
+	b.mu.Unlock()
+	return sub
+}
+
+func (b *broker) unsubscribe(sub *subscriber) {
+	b.mu.Lock()
+	delete(b.subs, sub)
+	b.mu.Unlock()
+}
+
+func (b *broker) publish(ev event) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for sub := range b.subs {
+		sub.offer(ev)
+	}
+}
+
+func (b *broker) close() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.closed {
+		b.closed = true
+		close(b.done)
+	}
+}
+
+// listenFilter is a SubscriptionFilter.
+type listenFilter struct {
+	ToolsListChanged      bool     `json:"toolsListChanged,omitempty"`
+	PromptsListChanged    bool     `json:"promptsListChanged,omitempty"`
+	ResourcesListChanged  bool     `json:"resourcesListChanged,omitempty"`
+	ResourceSubscriptions []string `json:"resourceSubscriptions,omitempty"`
+	TaskIDs               []string `json:"taskIds,omitempty"`
+}
+
+// watches reports whether uri is subscribed, or lies under a subscribed
+// directory-like URI (one ending in "/").
+func (f *listenFilter) watches(uri string) bool {
+	for _, s := range f.ResourceSubscriptions {
+		if uri == s || (strings.HasSuffix(s, "/") && strings.HasPrefix(uri, s)) {
+			return true
+		}
+	}
+	return false
+}
+
+func (f *listenFilter) hasTask(id string) bool { return contains(f.TaskIDs, id) }
+
+// TaskNotifier is how the Tasks extension joins subscriptions/listen: it
+// authorizes task ids for a stream's caller and renders a fresh
+// notifications/tasks params for a task id (false when the caller may not
+// see it, or when nothing may be delivered).
+type TaskNotifier interface {
+	AuthorizeTasks(ctx context.Context, r *Request, ids []string) []string
+	TaskNotification(ctx context.Context, r *Request, id string) (params json.RawMessage, ok bool)
+}
+
+// SetTaskNotifier installs the Tasks extension's notifier.
+func (s *Server) SetTaskNotifier(n TaskNotifier) {
+	s.mu.Lock()
+	s.taskNotifier = n
+	s.mu.Unlock()
+}
+
+// PublishTask tells listen streams of this process that a task changed.
+func (s *Server) PublishTask(id string) { s.listeners.publish(event{kind: evTask, id: id}) }
+
+// handleListen serves subscriptions/listen: the acknowledgement first, then
+// the notifications the stream asked for, each tagged with the subscription
+// id, until the client goes away or the server closes (which ends the stream
+// with the listen result).
+func (s *Server) handleListen(ctx context.Context, c *call) ([]byte, *Error) {
+	raw := c.params.Notifications
+	if raw == nil || raw[0] != '{' {
+		return nil, ErrInvalidParams("Invalid params: notifications must be an object")
+	}
+	var want listenFilter
+	if err := json.Unmarshal(raw, &want); err != nil {
+		return nil, ErrInvalidParams("Invalid params: malformed notifications filter: %v", err)
+	}
+	s.mu.Lock()
+	caps := struct{ tools, prompts, res bool }{s.capsTools, s.capsPrompts, s.capsRes}
+	tn := s.taskNotifier
+	s.mu.Unlock()
+	if len(want.TaskIDs) > 0 && !c.req.Capabilities.HasExtension(ExtensionTasks) {
+		return nil, ErrMissingCapability("taskIds needs the "+ExtensionTasks+" extension",
+			ClientCapabilities{Extensions: map[string]json.RawMessage{ExtensionTasks: json.RawMessage("{}")}})
+	}
+	got := listenFilter{
+		ToolsListChanged:     want.ToolsListChanged && caps.tools,
+		PromptsListChanged:   want.PromptsListChanged && caps.prompts,
+		ResourcesListChanged: want.ResourcesListChanged && caps.res,
+	}
+	if caps.res {
+		got.ResourceSubscriptions = want.ResourceSubscriptions
+	}
+	if tn != nil && len(want.TaskIDs) > 0 {
+		got.TaskIDs = tn.AuthorizeTasks(ctx, c.req, want.TaskIDs)
+	}
+	sub := s.listeners.subscribe(got)
+	defer s.listeners.unsubscribe(sub)
+
+	subMeta, _ := json.Marshal(map[string]json.RawMessage{MetaSubscriptionID: c.msg.id})
+	type ackParams struct {
+		Meta          json.RawMessage `json:"_meta"`
+		Notifications listenFilter    `json:"notifications"`
+	}
+	if err := c.req.notify("notifications/subscriptions/acknowledged", ackParams{subMeta, got}); err != nil {
+		return nil, nil
+	}
+	type plain struct {
+		Meta json.RawMessage `json:"_meta"`
+	}
+	type updated struct {
+		Meta json.RawMessage `json:"_meta"`
+		URI  string          `json:"uri"`
+	}
+	keepalive := time.NewTicker(s.opts.KeepAlive)
+	defer keepalive.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, nil // the client left: nothing more is sent
+		case <-s.listeners.done:
+			meta, _ := json.Marshal(map[string]any{MetaSubscriptionID: c.msg.id, MetaServerInfo: s.info})
+			return []byte(`{"resultType":"complete","_meta":` + string(meta) + `}`), nil
+		case <-keepalive.C:
+			if c.req.out.keepalive() != nil {
+				return nil, nil
+			}
+		case <-sub.wake:
+			kinds, uris, tasks := sub.take()
+			var err error
+			send := func(method string, params any) {
+				if err == nil {
+					err = c.req.notify(method, params)
+				}
+			}
+			if kinds&evTools != 0 {
+				send("notifications/tools/list_changed", plain{subMeta})
+			}
+			if kinds&evPrompts != 0 {
+				send("notifications/prompts/list_changed", plain{subMeta})
+			}
+			if kinds&evResources != 0 {
+				send("notifications/resources/list_changed", plain{subMeta})
+			}
+			for _, u := range uris {
+				send("notifications/resources/updated", updated{subMeta, u})
+			}
+			for _, id := range tasks {
+				if tn == nil {
+					break
+				}
+				if p, ok := tn.TaskNotification(ctx, c.req, id); ok {
+					send("notifications/tasks", withMeta(p, subMeta))
+				}
+			}
+			if err != nil {
+				return nil, nil
+			}
+		}
+	}
+}
+
+// withMeta adds "_meta": meta to the encoded object p.
+func withMeta(p json.RawMessage, meta json.RawMessage) json.RawMessage {
+	if len(p) < 2 {
+		return p
+	}
+	out := make([]byte, 0, len(p)+len(meta)+10)
+	out = append(out, `{"_meta":`...)
+	out = append(out, meta...)
+	if inner := strings.TrimSpace(string(p[1 : len(p)-1])); inner != "" {
+		out = append(out, ',')
+		out = append(out, inner...)
+	}
+	return append(out, '}')
+}

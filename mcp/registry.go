@@ -1,0 +1,365 @@
+package mcp
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// registry keeps one kind of primitive in registration order. Writers hold
+// Server.mu; readers load an immutable snapshot without locking. Each item's
+// wire form is encoded once at registration, and each snapshot encodes its
+// list pages once, on first use.
+type registry[T any] struct {
+	order []string
+	items map[string]*item[T]
+	snap  atomic.Pointer[snapshot[T]]
+}
+
+type item[T any] struct {
+	key  string
+	wire json.RawMessage
+	val  *T
+}
+
+type snapshot[T any] struct {
+	list  []*item[T]
+	index map[string]int
+
+	pagesOnce sync.Once
+	pages     [][]byte
+}
+
+// put adds or replaces key; a replaced item keeps its position.
+func (r *registry[T]) put(key string, wire json.RawMessage, v *T) {
+	if r.items == nil {
+		r.items = make(map[string]*item[T])
+	}
+	if _, ok := r.items[key]; !ok {
+		r.order = append(r.order, key)
+	}
+	r.items[key] = &item[T]{key: key, wire: wire, val: v}
+	r.snap.Store(nil)
+}
+
+// remove deletes key and reports whether it was there.
+func (r *registry[T]) remove(key string) bool {
+	if _, ok := r.items[key]; !ok {
+		return false
+	}
+	delete(r.items, key)
+	for i, k := range r.order {
+		if k == key {
+			r.order = append(r.order[:i:i], r.order[i+1:]...)
+			break
+		}
+	}
+	r.snap.Store(nil)
+	return true
+}
+
+// current returns the snapshot, rebuilding it under mu after a change.
+func (r *registry[T]) current(mu *sync.Mutex) *snapshot[T] {
+	if s := r.snap.Load(); s != nil {
+		return s
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if s := r.snap.Load(); s != nil {
+		return s
+	}
+	s := &snapshot[T]{list: make([]*item[T], len(r.order)), index: make(map[string]int, len(r.order))}
+	for i, k := range r.order {
+		s.list[i] = r.items[k]
+		s.index[k] = i
+	}
+	r.snap.Store(s)
+	return s
+}
+
+func (s *snapshot[T]) get(key string) *T {
+	if i, ok := s.index[key]; ok {
+		return s.list[i].val
+	}
+	return nil
+}
+
+// listPage returns the encoded result of the page a cursor names. field is
+// the result's array member ("tools", "prompts", …).
+func (s *snapshot[T]) listPage(srv *Server, field string, cursor *string) ([]byte, *Error) {
+	size := srv.opts.PageSize
+	start := 0
+	if cursor != nil {
+		key, err := base64.RawURLEncoding.DecodeString(*cursor)
+		i, ok := s.index[string(key)]
+		if err != nil || !ok {
+			return nil, ErrInvalidParams("Invalid cursor")
+		}
+		start = i
+	}
+	if start%size == 0 {
+		s.pagesOnce.Do(func() { s.pages = s.encodePages(srv, field) })
+		if p := start / size; p < len(s.pages) {
+			return s.pages[p], nil
+		}
+	}
+	return s.encodePage(srv, field, start), nil
+}
+
+func (s *snapshot[T]) encodePages(srv *Server, field string) [][]byte {
+	n := (len(s.list) + srv.opts.PageSize - 1) / srv.opts.PageSize
+	if n == 0 {
+		n = 1
+	}
+	pages := make([][]byte, n)
+	for p := range pages {
+		pages[p] = s.encodePage(srv, field, p*srv.opts.PageSize)
+	}
+	return pages
+}
+
+func (s *snapshot[T]) encodePage(srv *Server, field string, start int) []byte {
+	end := min(start+srv.opts.PageSize, len(s.list))
+	start = min(start, end)
+	size := 128 + len(srv.infoMeta)
+	for _, it := range s.list[start:end] {
+		size += len(it.wire) + 1
+	}
+	b := make([]byte, 0, size)
+	b = append(b, `{"resultType":"complete","`...)
+	b = append(b, field...)
+	b = append(b, `":[`...)
+	for i, it := range s.list[start:end] {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, it.wire...)
+	}
+	b = append(b, ']')
+	if end < len(s.list) {
+		b = append(b, `,"nextCursor":"`...)
+		b = append(b, base64.RawURLEncoding.EncodeToString([]byte(s.list[end].key))...)
+		b = append(b, '"')
+	}
+	b = append(b, `,"ttlMs":`...)
+	b = strconv.AppendInt(b, ttlMs(srv.opts.ListTTL), 10)
+	b = append(b, `,"cacheScope":"`...)
+	b = append(b, srv.opts.CacheScope...)
+	b = append(b, `","_meta":`...)
+	b = append(b, srv.infoMeta...)
+	return append(b, '}')
+}
+
+// Registry entries.
+
+type toolEntry struct {
+	tool    Tool
+	handler ToolHandler
+	headers []headerParam // x-mcp-header annotated arguments
+}
+
+type promptEntry struct {
+	prompt  Prompt
+	handler PromptHandler
+}
+
+type resourceEntry struct {
+	res     Resource
+	handler ResourceHandler
+}
+
+type templateEntry struct {
+	tmpl    ResourceTemplate
+	handler ResourceHandler
+	match   *regexp.Regexp
+	vars    []string
+}
+
+// AddTool registers (or replaces) a tool with a raw JSON Schema as its input
+// schema; an empty schema means a tool without arguments. The schema's root
+// must be an object schema. Listening clients are told the list changed.
+func (s *Server) AddTool(t *Tool, h ToolHandler) error {
+	if err := validToolName(t.Name); err != nil {
+		return err
+	}
+	tool := *t
+	if len(tool.InputSchema) == 0 {
+		tool.InputSchema = json.RawMessage(`{"type":"object","additionalProperties":false}`)
+	}
+	headers, err := headerParams(tool.InputSchema)
+	if err != nil {
+		return fmt.Errorf("mcp: tool %q: %w", t.Name, err)
+	}
+	wire, err := json.Marshal(&tool)
+	if err != nil {
+		return fmt.Errorf("mcp: tool %q: encode: %w", t.Name, err)
+	}
+	s.mu.Lock()
+	s.tools.put(tool.Name, wire, &toolEntry{tool: tool, handler: h, headers: headers})
+	s.setCap(&s.capsTools)
+	s.mu.Unlock()
+	s.listeners.publish(event{kind: evTools})
+	return nil
+}
+
+// RemoveTools removes tools by name and notifies listening clients.
+func (s *Server) RemoveTools(names ...string) {
+	s.mu.Lock()
+	changed := false
+	for _, n := range names {
+		changed = s.tools.remove(n) || changed
+	}
+	s.mu.Unlock()
+	if changed {
+		s.listeners.publish(event{kind: evTools})
+	}
+}
+
+// AddPrompt registers (or replaces) a prompt.
+func (s *Server) AddPrompt(p *Prompt, h PromptHandler) error {
+	if p.Name == "" {
+		return fmt.Errorf("mcp: prompt without a name")
+	}
+	wire, err := json.Marshal(p)
+	if err != nil {
+		return fmt.Errorf("mcp: prompt %q: encode: %w", p.Name, err)
+	}
+	s.mu.Lock()
+	s.prompts.put(p.Name, wire, &promptEntry{prompt: *p, handler: h})
+	s.setCap(&s.capsPrompts)
+	s.mu.Unlock()
+	s.listeners.publish(event{kind: evPrompts})
+	return nil
+}
+
+// RemovePrompts removes prompts by name and notifies listening clients.
+func (s *Server) RemovePrompts(names ...string) {
+	s.mu.Lock()
+	changed := false
+	for _, n := range names {
+		changed = s.prompts.remove(n) || changed
+	}
+	s.mu.Unlock()
+	if changed {
+		s.listeners.publish(event{kind: evPrompts})
+	}
+}
+
+// AddResource registers (or replaces) a resource with a fixed URI.
+func (s *Server) AddResource(r *Resource, h ResourceHandler) error {
+	if r.URI == "" || r.Name == "" {
+		return fmt.Errorf("mcp: resource needs a uri and a name")
+	}
+	wire, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("mcp: resource %q: encode: %w", r.URI, err)
+	}
+	s.mu.Lock()
+	s.resources.put(r.URI, wire, &resourceEntry{res: *r, handler: h})
+	s.setCap(&s.capsRes)
+	s.mu.Unlock()
+	s.listeners.publish(event{kind: evResources})
+	return nil
+}
+
+// AddResourceTemplate registers a resource template. Reads of URIs that
+// match it (RFC 6570 {var} and {+var} expressions) reach h with the
+// variables in ReadResourceRequest.Vars.
+func (s *Server) AddResourceTemplate(t *ResourceTemplate, h ResourceHandler) error {
+	if t.URITemplate == "" || t.Name == "" {
+		return fmt.Errorf("mcp: resource template needs a uriTemplate and a name")
+	}
+	re, vars, err := compileTemplate(t.URITemplate)
+	if err != nil {
+		return fmt.Errorf("mcp: resource template %q: %w", t.URITemplate, err)
+	}
+	wire, err := json.Marshal(t)
+	if err != nil {
+		return fmt.Errorf("mcp: resource template %q: encode: %w", t.URITemplate, err)
+	}
+	s.mu.Lock()
+	s.templates.put(t.URITemplate, wire, &templateEntry{tmpl: *t, handler: h, match: re, vars: vars})
+	s.setCap(&s.capsRes)
+	s.mu.Unlock()
+	s.listeners.publish(event{kind: evResources})
+	return nil
+}
+
+// ResourceUpdated tells clients listening on uri (or on a prefix of it) that
+// the resource changed.
+func (s *Server) ResourceUpdated(uri string) {
+	s.listeners.publish(event{kind: evResourceUpdated, uri: uri})
+}
+
+// SetCompletionHandler installs the completion/complete handler and
+// advertises the completions capability.
+func (s *Server) SetCompletionHandler(h CompletionHandler) {
+	s.mu.Lock()
+	s.completion = h
+	s.mu.Unlock()
+	s.discover.reset()
+}
+
+// setCap turns a capability on; callers hold s.mu.
+func (s *Server) setCap(c *bool) {
+	if !*c {
+		*c = true
+		s.discover.reset()
+	}
+}
+
+func (s *Server) lookupTool(name string) *toolEntry {
+	return s.tools.current(&s.mu).get(name)
+}
+
+// validToolName enforces the spec's SHOULD: 1–128 of [A-Za-z0-9_.-].
+func validToolName(name string) error {
+	if name == "" || len(name) > 128 {
+		return fmt.Errorf("mcp: tool name %q must be 1 to 128 characters", name)
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.') {
+			return fmt.Errorf("mcp: tool name %q may only hold A-Z a-z 0-9 _ - .", name)
+		}
+	}
+	return nil
+}
+
+// compileTemplate turns a level-1/2 RFC 6570 template into a matcher.
+func compileTemplate(tmpl string) (*regexp.Regexp, []string, error) {
+	var b strings.Builder
+	var vars []string
+	b.WriteString("^")
+	for rest := tmpl; rest != ""; {
+		i := strings.IndexByte(rest, '{')
+		if i < 0 {
+			b.WriteString(regexp.QuoteMeta(rest))
+			break
+		}
+		b.WriteString(regexp.QuoteMeta(rest[:i]))
+		j := strings.IndexByte(rest[i:], '}')
+		if j < 0 {
+			return nil, nil, fmt.Errorf("unclosed expression")
+		}
+		expr := rest[i+1 : i+j]
+		rest = rest[i+j+1:]
+		pattern := `([^/?#]+)`
+		if strings.HasPrefix(expr, "+") {
+			expr, pattern = expr[1:], `(.+)`
+		}
+		if expr == "" || strings.ContainsAny(expr, ",:*?#/;&=.") {
+			return nil, nil, fmt.Errorf("unsupported expression {%s}", expr)
+		}
+		vars = append(vars, expr)
+		b.WriteString(pattern)
+	}
+	b.WriteString("$")
+	re, err := regexp.Compile(b.String())
+	return re, vars, err
+}

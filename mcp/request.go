@@ -1,0 +1,288 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// Principal is the authenticated caller of a request, as resolved by the
+// transport's authentication layer. The zero Principal is an anonymous
+// caller. Sealed request state and tasks are bound to Subject (and Tenant).
+type Principal struct {
+	Subject string
+	Tenant  string
+	Scopes  []string
+	// Credential is what the caller presented (for example a bearer token),
+	// kept for handlers that forward it; never logged.
+	Credential string
+}
+
+type principalKey struct{}
+
+// WithPrincipal returns a context carrying p; an authentication middleware
+// in front of the transport sets it.
+func WithPrincipal(ctx context.Context, p Principal) context.Context {
+	return context.WithValue(ctx, principalKey{}, p)
+}
+
+// PrincipalFrom returns the principal in ctx, or the anonymous principal.
+func PrincipalFrom(ctx context.Context) Principal {
+	p, _ := ctx.Value(principalKey{}).(Principal)
+	return p
+}
+
+// requestParams holds every params member any method reads, so a request's
+// params are decoded exactly once.
+type requestParams struct {
+	Meta           *requestMeta    `json:"_meta"`
+	Name           *string         `json:"name"`
+	URI            *string         `json:"uri"`
+	TaskID         *string         `json:"taskId"`
+	Arguments      json.RawMessage `json:"arguments"`
+	Cursor         *string         `json:"cursor"`
+	InputResponses json.RawMessage `json:"inputResponses"`
+	RequestState   *string         `json:"requestState"`
+	Notifications  json.RawMessage `json:"notifications"`
+	Ref            json.RawMessage `json:"ref"`
+	Argument       json.RawMessage `json:"argument"`
+	Context        json.RawMessage `json:"context"`
+	RequestID      json.RawMessage `json:"requestId"` // notifications/cancelled
+}
+
+type requestMeta struct {
+	ProtocolVersion    json.RawMessage `json:"io.modelcontextprotocol/protocolVersion"`
+	ClientCapabilities json.RawMessage `json:"io.modelcontextprotocol/clientCapabilities"`
+	ClientInfo         json.RawMessage `json:"io.modelcontextprotocol/clientInfo"`
+	LogLevel           json.RawMessage `json:"io.modelcontextprotocol/logLevel"`
+	ProgressToken      json.RawMessage `json:"progressToken"`
+}
+
+func decodeParams(raw json.RawMessage) (*requestParams, *Error) {
+	p := new(requestParams)
+	if raw == nil {
+		return p, nil
+	}
+	if err := json.Unmarshal(raw, p); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return nil, ErrInvalidParams("Invalid params: %s must be %s", te.Field, jsonKind(te.Type.Kind().String()))
+		}
+		return nil, ErrInvalidParams("Invalid params: %v", err)
+	}
+	return p, nil
+}
+
+func jsonKind(goKind string) string {
+	switch goKind {
+	case "string":
+		return "a string"
+	case "struct", "map":
+		return "an object"
+	case "slice":
+		return "an array"
+	case "bool":
+		return "a boolean"
+	}
+	return "a " + goKind
+}
+
+// Request is what every handler receives about the request it serves: the
+// client's declared capabilities and identity, the caller, the answers to
+// earlier input requests, and the means to report progress and log messages.
+type Request struct {
+	// ID is the JSON-RPC id, exactly as the client sent it.
+	ID json.RawMessage
+	// Method is the JSON-RPC method.
+	Method string
+	// ProtocolVersion is the version named in this request's _meta.
+	ProtocolVersion string
+	// Capabilities are the capabilities the client declared on this request.
+	Capabilities ClientCapabilities
+	// ClientInfo is the client's self-reported identity, if sent (display only).
+	ClientInfo *Implementation
+	// Principal is the authenticated caller (zero when anonymous).
+	Principal Principal
+	// InputResponses holds the client's answers to the previous round's input
+	// requests, keyed as they were asked (multi round-trip requests).
+	InputResponses map[string]json.RawMessage
+	// Round is 0 on a first call and n after the handler paused n times
+	// (read from the verified requestState).
+	Round int
+
+	continuation  json.RawMessage
+	progressToken json.RawMessage
+	logLevel      LogLevel
+	progressSeen  float64
+	out           stream
+}
+
+// Progress sends notifications/progress for this request when the client
+// asked for progress; otherwise it does nothing. progress must increase.
+func (r *Request) Progress(progress, total float64, message string) error {
+	if r.progressToken == nil || r.out == nil {
+		return nil
+	}
+	type params struct {
+		ProgressToken json.RawMessage `json:"progressToken"`
+		Progress      float64         `json:"progress"`
+		Total         float64         `json:"total,omitempty"`
+		Message       string          `json:"message,omitempty"`
+	}
+	r.progressSeen = progress
+	return r.notify("notifications/progress", params{r.progressToken, progress, total, message})
+}
+
+// Log sends notifications/message when the request's _meta asked for log
+// messages at level or below; otherwise it does nothing.
+func (r *Request) Log(level LogLevel, logger string, data any) error {
+	if r.logLevel == "" || r.out == nil || level.severity() < r.logLevel.severity() {
+		return nil
+	}
+	type params struct {
+		Level  LogLevel `json:"level"`
+		Logger string   `json:"logger,omitempty"`
+		Data   any      `json:"data"`
+	}
+	return r.notify("notifications/message", params{level, logger, data})
+}
+
+func (r *Request) notify(method string, params any) error {
+	buf := getBuf()
+	defer putBuf(buf)
+	b, err := appendNotification(*buf, method, params)
+	if err != nil {
+		return err
+	}
+	*buf = b
+	return r.out.send(b)
+}
+
+// Continuation decodes the continuation the handler paused with in the
+// previous round into v. The continuation was sealed by the server, so unlike
+// the arguments it cannot have been changed by the client. It round-trips as
+// JSON: decode it into the type it was paused with.
+func (r *Request) Continuation(v any) error {
+	if r.continuation == nil {
+		return errors.New("mcp: no continuation: this is the first round")
+	}
+	if err := json.Unmarshal(r.continuation, v); err != nil {
+		return fmt.Errorf("mcp: decode continuation: %w", err)
+	}
+	return nil
+}
+
+// ContinuationAs decodes the request's continuation into a T.
+func ContinuationAs[T any](r *Request) (T, error) {
+	var v T
+	err := r.Continuation(&v)
+	return v, err
+}
+
+// Elicitation returns the client's answer to the elicitation asked under key,
+// and whether a well-formed answer is there.
+func (r *Request) Elicitation(key string) (ElicitResult, bool) {
+	var res ElicitResult
+	raw, ok := r.InputResponses[key]
+	if !ok || json.Unmarshal(raw, &res) != nil || res.Action == "" {
+		return ElicitResult{}, false
+	}
+	return res, true
+}
+
+// Sampling returns the client's answer to the sampling request under key.
+func (r *Request) Sampling(key string) (CreateMessageResult, bool) {
+	var res CreateMessageResult
+	raw, ok := r.InputResponses[key]
+	if !ok || json.Unmarshal(raw, &res) != nil || res.Content == nil {
+		return CreateMessageResult{}, false
+	}
+	return res, true
+}
+
+// Roots returns the client's answer to the roots/list request under key.
+func (r *Request) Roots(key string) (ListRootsResult, bool) {
+	var res ListRootsResult
+	raw, ok := r.InputResponses[key]
+	if !ok || json.Unmarshal(raw, &res) != nil || res.Roots == nil {
+		return ListRootsResult{}, false
+	}
+	return res, true
+}
+
+// InputRequiredError is returned by a handler to end this round with an
+// InputRequiredResult: the client gathers the answers to Requests and
+// retries; the handler then runs again with Request.InputResponses filled and
+// its Continuation back. Build it with RequireInput.
+type InputRequiredError struct {
+	Requests     map[string]InputRequest
+	Continuation any
+}
+
+func (e *InputRequiredError) Error() string {
+	return "mcp: input required (" + strconv.Itoa(len(e.Requests)) + " requests)"
+}
+
+// RequireInput pauses the handler: it returns an error that the server turns
+// into an InputRequiredResult asking the client for requests, with the
+// continuation sealed into requestState. Anything the handler must trust in
+// the next round belongs in the continuation, not in the arguments (which the
+// client controls).
+func RequireInput(requests map[string]InputRequest, continuation any) error {
+	return &InputRequiredError{Requests: requests, Continuation: continuation}
+}
+
+// CallToolRequest is a tools/call request.
+type CallToolRequest struct {
+	*Request
+	Name      string
+	Arguments json.RawMessage
+}
+
+// Bind decodes the arguments into v.
+func (r *CallToolRequest) Bind(v any) error {
+	args := r.Arguments
+	if args == nil {
+		args = json.RawMessage("{}")
+	}
+	return json.Unmarshal(args, v)
+}
+
+// GetPromptRequest is a prompts/get request.
+type GetPromptRequest struct {
+	*Request
+	Name      string
+	Arguments map[string]string
+}
+
+// ReadResourceRequest is a resources/read request. Vars holds the variables
+// of the matched resource template, if the URI matched one.
+type ReadResourceRequest struct {
+	*Request
+	URI  string
+	Vars map[string]string
+}
+
+// ErrResourceNotFound answers -32602 naming the unknown URI.
+func ErrResourceNotFound(uri string) *Error {
+	return NewError(CodeInvalidParams, "Resource not found", map[string]string{"uri": uri})
+}
+
+// Handler types.
+type (
+	ToolHandler       func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error)
+	PromptHandler     func(ctx context.Context, req *GetPromptRequest) (*GetPromptResult, error)
+	ResourceHandler   func(ctx context.Context, req *ReadResourceRequest) (*ReadResourceResult, error)
+	CompletionHandler func(ctx context.Context, req *CompleteRequest) (*Completion, error)
+)
+
+// stream is a request's way back to the client for notifications that
+// precede its response.
+type stream interface {
+	// send writes one complete JSON-RPC notification.
+	send(msg []byte) error
+	// keepalive writes a transport-level keep-alive, if the transport has one.
+	keepalive() error
+}

@@ -1,0 +1,385 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ServerOptions configure a Server. The zero value is usable.
+type ServerOptions struct {
+	// Instructions are returned by server/discover.
+	Instructions string
+	// PageSize is the number of items per page of the list methods
+	// (default 1000).
+	PageSize int
+	// ListTTL is the ttlMs of list and discover results (default 5 minutes).
+	ListTTL time.Duration
+	// ResourceTTL is the default ttlMs of resources/read results (default 0).
+	ResourceTTL time.Duration
+	// CacheScope of list and discover results: CachePublic (default) or
+	// CachePrivate when lists depend on the caller.
+	CacheScope string
+	// Logging advertises the (deprecated) logging capability.
+	Logging bool
+	// StateCodec seals and opens requestState for multi round-trip requests
+	// (see SealedState). Without one, a codec with a random key is made on
+	// the first pause: paused requests then cannot resume after a restart or
+	// on another replica.
+	StateCodec StateCodec
+	// KeepAlive is the interval of keep-alives on subscriptions/listen
+	// streams (default 15 s).
+	KeepAlive time.Duration
+	// Logger receives server diagnostics (default slog.Default()).
+	Logger *slog.Logger
+}
+
+// StateCodec seals the state of a paused request into the opaque
+// requestState token and verifies it when the client retries. Package mrtr
+// provides the AEAD implementation.
+type StateCodec interface {
+	// Seal returns a token for a request paused in round (1-based).
+	Seal(ctx context.Context, b StateBinding, round int, continuation json.RawMessage) (string, error)
+	// Open verifies token against the retrying request and returns the round
+	// it was sealed in and the continuation. Any failure is an error that is
+	// safe to show the client.
+	Open(ctx context.Context, token string, b StateBinding) (round int, continuation json.RawMessage, err error)
+}
+
+// StateBinding is what a requestState is bound to: the method, the name of
+// the tool or prompt (or the resource URI), the caller and the arguments.
+type StateBinding struct {
+	Method    string
+	Name      string
+	Subject   string
+	Arguments json.RawMessage
+}
+
+// Server is an MCP server. It is safe for concurrent use; registering
+// primitives while serving is allowed and notifies listening clients.
+type Server struct {
+	info     Implementation
+	opts     ServerOptions
+	logger   *slog.Logger
+	infoMeta []byte // {"io.modelcontextprotocol/serverInfo":{...}}
+
+	mu           sync.Mutex
+	tools        registry[toolEntry]
+	prompts      registry[promptEntry]
+	resources    registry[resourceEntry]
+	templates    registry[templateEntry]
+	completion   CompletionHandler
+	extensions   map[string]json.RawMessage
+	extMethods   map[string]methodSpec
+	capsTools    bool
+	capsPrompts  bool
+	capsRes      bool
+	taskNotifier TaskNotifier
+
+	listeners *broker
+	discover  cached
+	methods   map[string]methodSpec
+}
+
+// NewServer returns a server identifying itself as info.
+func NewServer(info Implementation, opts *ServerOptions) *Server {
+	s := &Server{info: info}
+	if opts != nil {
+		s.opts = *opts
+	}
+	if s.opts.PageSize <= 0 {
+		s.opts.PageSize = 1000
+	}
+	if s.opts.ListTTL == 0 {
+		s.opts.ListTTL = 5 * time.Minute
+	}
+	if s.opts.CacheScope == "" {
+		s.opts.CacheScope = CachePublic
+	}
+	if s.opts.KeepAlive <= 0 {
+		s.opts.KeepAlive = 15 * time.Second
+	}
+	s.logger = s.opts.Logger
+	if s.logger == nil {
+		s.logger = slog.Default()
+	}
+	meta, err := json.Marshal(map[string]Implementation{MetaServerInfo: info})
+	if err != nil {
+		panic(fmt.Sprintf("mcp: encode server info: %v", err)) // Implementation always encodes
+	}
+	s.infoMeta = meta
+	if s.opts.StateCodec == nil {
+		s.opts.StateCodec = &ephemeralState{logger: s.logger}
+	}
+	s.listeners = newBroker()
+	s.methods = s.methodTable()
+	return s
+}
+
+// Info is the server's identity.
+func (s *Server) Info() Implementation { return s.info }
+
+// Logger is the server's diagnostics logger.
+func (s *Server) Logger() *slog.Logger { return s.logger }
+
+// Close ends every subscriptions/listen stream gracefully (each gets its
+// final result). Call it before shutting the transport down.
+func (s *Server) Close() { s.listeners.close() }
+
+// Capabilities are the server capabilities advertised in server/discover.
+func (s *Server) Capabilities() ServerCapabilities {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var c ServerCapabilities
+	if s.capsTools {
+		c.Tools = &ListCapability{ListChanged: true}
+	}
+	if s.capsPrompts {
+		c.Prompts = &ListCapability{ListChanged: true}
+	}
+	if s.capsRes {
+		c.Resources = &ResourcesCapability{Subscribe: true, ListChanged: true}
+	}
+	if s.completion != nil {
+		c.Completions = &struct{}{}
+	}
+	if s.opts.Logging {
+		c.Logging = &struct{}{}
+	}
+	if len(s.extensions) > 0 {
+		c.Extensions = make(map[string]json.RawMessage, len(s.extensions))
+		for k, v := range s.extensions {
+			c.Extensions[k] = v
+		}
+	}
+	return c
+}
+
+// call is an admitted request on its way to its handler.
+type call struct {
+	msg    *message
+	params *requestParams
+	req    *Request
+	spec   methodSpec
+}
+
+// HeaderSource gives the transport's request headers to admission; stdio has
+// none.
+type HeaderSource interface{ Get(key string) string }
+
+// admit runs every protocol check on a decoded request, in the order the
+// spec digest fixes for Streamable HTTP (header checks are skipped when hdr
+// is nil): version header present, _meta well formed, header version equals
+// body version, version supported, method known, Mcp-Method, Mcp-Name,
+// Mcp-Param-*.
+func (s *Server) admit(ctx context.Context, msg *message, hdr http.Header) (*call, *Error) {
+	if hdr != nil && hdr.Get(HeaderProtocolVersion) == "" {
+		return nil, errHeaderMismatch("the %s header is required", HeaderProtocolVersion)
+	}
+	params, jerr := decodeParams(msg.params)
+	if jerr != nil {
+		return nil, jerr
+	}
+	req, jerr := s.readMeta(params)
+	if jerr != nil {
+		return nil, jerr
+	}
+	req.ID, req.Method = msg.id, msg.method
+	req.Principal = PrincipalFrom(ctx)
+	if hdr != nil {
+		if hv := hdr.Get(HeaderProtocolVersion); hv != req.ProtocolVersion {
+			return nil, errHeaderMismatch("%s header %q does not match _meta protocolVersion %q", HeaderProtocolVersion, hv, req.ProtocolVersion)
+		}
+	}
+	if req.ProtocolVersion != ProtocolVersion {
+		return nil, NewError(CodeUnsupportedProtocolVersion, "Unsupported protocol version",
+			map[string]any{"supported": []string{ProtocolVersion}, "requested": req.ProtocolVersion})
+	}
+	spec, ok := s.lookupMethod(msg.method)
+	if !ok {
+		return nil, errMethodNotFound(msg.method)
+	}
+	c := &call{msg: msg, params: params, req: req, spec: spec}
+	if hdr != nil {
+		if err := s.checkHeaders(c, hdr); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// readMeta validates _meta and builds the handler-facing Request.
+func (s *Server) readMeta(p *requestParams) (*Request, *Error) {
+	m := p.Meta
+	if m == nil {
+		return nil, errInvalidMeta("Invalid params: _meta is required (with %s and %s)", MetaProtocolVersion, MetaClientCapabilities)
+	}
+	req := &Request{}
+	if len(m.ProtocolVersion) == 0 || m.ProtocolVersion[0] != '"' || json.Unmarshal(m.ProtocolVersion, &req.ProtocolVersion) != nil {
+		return nil, errInvalidMeta("Invalid params: _meta is missing %s (a string)", MetaProtocolVersion)
+	}
+	if len(m.ClientCapabilities) == 0 || m.ClientCapabilities[0] != '{' {
+		return nil, errInvalidMeta("Invalid params: _meta is missing %s (an object)", MetaClientCapabilities)
+	}
+	if err := json.Unmarshal(m.ClientCapabilities, &req.Capabilities); err != nil {
+		return nil, errInvalidMeta("Invalid params: malformed %s: %v", MetaClientCapabilities, err)
+	}
+	if len(m.ClientInfo) > 0 && string(m.ClientInfo) != "null" {
+		var info Implementation
+		if json.Unmarshal(m.ClientInfo, &info) == nil {
+			req.ClientInfo = &info // self-reported and display-only: a malformed one is ignored
+		}
+	}
+	if len(m.LogLevel) > 0 && string(m.LogLevel) != "null" {
+		var lvl LogLevel
+		if json.Unmarshal(m.LogLevel, &lvl) != nil || lvl.severity() < 0 {
+			return nil, ErrInvalidParams("Invalid params: %s must be one of debug, info, notice, warning, error, critical, alert, emergency", MetaLogLevel)
+		}
+		req.logLevel = lvl
+	}
+	if t := m.ProgressToken; len(t) > 0 && string(t) != "null" {
+		if checkID(t) != nil {
+			return nil, ErrInvalidParams("Invalid params: progressToken must be a string or an integer")
+		}
+		req.progressToken = t
+	}
+	return req, nil
+}
+
+// checkHeaders compares Mcp-Method, Mcp-Name and Mcp-Param-* with the body.
+func (s *Server) checkHeaders(c *call, hdr http.Header) *Error {
+	hm := hdr.Get(HeaderMethod)
+	if hm == "" {
+		return errHeaderMismatch("the %s header is required", HeaderMethod)
+	}
+	if hm != c.msg.method {
+		return errHeaderMismatch("%s header %q does not match method %q", HeaderMethod, hm, c.msg.method)
+	}
+	if c.spec.nameParam != "" {
+		body := c.nameValue()
+		raw := hdr.Get(HeaderName)
+		if raw == "" {
+			return errHeaderMismatch("the %s header is required for %s", HeaderName, c.msg.method)
+		}
+		v, ok := decodeHeaderValue(raw)
+		if !ok {
+			return errHeaderMismatch("%s header is not valid base64", HeaderName)
+		}
+		if body == nil || v != *body {
+			return errHeaderMismatch("%s header %q does not match params.%s", HeaderName, v, c.spec.nameParam)
+		}
+	}
+	if c.msg.method == "tools/call" && c.params.Name != nil {
+		if e := s.lookupTool(*c.params.Name); e != nil && len(e.headers) > 0 {
+			return checkParamHeaders(e.headers, c.params.Arguments, hdr)
+		}
+	}
+	return nil
+}
+
+func (c *call) nameValue() *string {
+	switch c.spec.nameParam {
+	case "name":
+		return c.params.Name
+	case "uri":
+		return c.params.URI
+	case "taskId":
+		return c.params.TaskID
+	}
+	return nil
+}
+
+// handle runs an admitted call and returns the encoded result, or an error.
+// Handler panics become -32603; the server keeps serving.
+func (s *Server) handle(ctx context.Context, c *call, out stream) (result []byte, jerr *Error) {
+	c.req.out = out
+	defer func() {
+		if p := recover(); p != nil {
+			s.logger.Error("mcp: handler panic", "method", c.msg.method, "panic", p, "stack", string(debug.Stack()))
+			result, jerr = nil, errInternal()
+		}
+	}()
+	return c.spec.handle(ctx, c)
+}
+
+// toError converts a handler error into a JSON-RPC error. Errors that are
+// not *Error are logged and answered with a fixed message: nothing derived
+// from an internal failure reaches the client.
+func (s *Server) toError(method string, err error) *Error {
+	var je *Error
+	if errors.As(err, &je) {
+		return je
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return NewError(CodeInternalError, "Request cancelled", nil)
+	}
+	s.logger.Warn("mcp: handler failed", "method", method, "err", err)
+	return errInternal()
+}
+
+// encodeResult marshals v and splices resultType and the server identity in.
+func (s *Server) encodeResult(resultType string, v any, hasMeta bool) ([]byte, *Error) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		s.logger.Error("mcp: encode result", "err", err)
+		return nil, errInternal()
+	}
+	meta := s.infoMeta
+	if hasMeta {
+		meta = nil
+	}
+	return spliceResult(make([]byte, 0, len(body)+len(s.infoMeta)+40), resultType, body, meta), nil
+}
+
+// withServerInfo returns a copy of meta with the server identity added.
+func (s *Server) withServerInfo(meta map[string]any) map[string]any {
+	if meta == nil {
+		return nil
+	}
+	m := make(map[string]any, len(meta)+1)
+	for k, v := range meta {
+		m[k] = v
+	}
+	if _, ok := m[MetaServerInfo]; !ok {
+		m[MetaServerInfo] = s.info
+	}
+	return m
+}
+
+// cached is a lazily built encoded result, reset when what it encodes changes.
+type cached struct {
+	mu  sync.Mutex
+	val []byte
+}
+
+func (c *cached) get(build func() []byte) []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.val == nil {
+		c.val = build()
+	}
+	return c.val
+}
+
+func (c *cached) reset() {
+	c.mu.Lock()
+	c.val = nil
+	c.mu.Unlock()
+}
+
+// ttlMs converts a duration to the wire's integer milliseconds (never < 0).
+func ttlMs(d time.Duration) int64 {
+	if d < 0 {
+		return 0
+	}
+	return d.Milliseconds()
+}
+
+func trimLower(s string) string { return strings.ToLower(strings.TrimSpace(s)) }

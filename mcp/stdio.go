@@ -1,0 +1,213 @@
+package mcp
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+)
+
+// StdioOptions configure ServeStdio.
+type StdioOptions struct {
+	// MaxMessageBytes bounds one line (default 4 MiB).
+	MaxMessageBytes int
+	// MaxInFlight bounds concurrently served requests (default 64); reading
+	// pauses while the bound is reached.
+	MaxInFlight int
+}
+
+// ServeStdio serves s over newline-delimited JSON-RPC on in and out until in
+// ends or ctx is done. Requests are served concurrently; notifications/
+// cancelled cancels the request it names, which then gets no response. At
+// the end of input, listen streams end and other requests are allowed to
+// finish. Only MCP messages are written to out.
+func ServeStdio(ctx context.Context, s *Server, in io.Reader, out io.Writer, opts *StdioOptions) error {
+	var o StdioOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.MaxMessageBytes <= 0 {
+		o.MaxMessageBytes = 4 << 20
+	}
+	if o.MaxInFlight <= 0 {
+		o.MaxInFlight = 64
+	}
+	w := &stdioWriter{w: bufio.NewWriter(out)}
+	ctx, cancelAll := context.WithCancel(ctx)
+	defer cancelAll()
+
+	var (
+		mu       sync.Mutex
+		inflight = map[string]*stdioCall{}
+		wg       sync.WaitGroup
+		sem      = make(chan struct{}, o.MaxInFlight)
+	)
+	r := bufio.NewReaderSize(in, 64<<10)
+	for {
+		line, err := readLine(r, o.MaxMessageBytes)
+		if len(bytes.TrimSpace(line)) > 0 {
+			msg, id, jerr := decodeMessage(line)
+			switch {
+			case jerr != nil:
+				w.write(appendError(nil, id, jerr))
+			case msg.isNotification():
+				if msg.method == "notifications/cancelled" {
+					var p requestParams
+					if json.Unmarshal(msg.params, &p) == nil && p.RequestID != nil {
+						mu.Lock()
+						if c, ok := inflight[string(p.RequestID)]; ok {
+							c.cancelled = true
+							c.cancel()
+						}
+						mu.Unlock()
+					}
+				}
+			default:
+				key := string(msg.id)
+				mu.Lock()
+				_, dup := inflight[key]
+				mu.Unlock()
+				if dup {
+					w.write(appendError(nil, msg.id, NewError(CodeInvalidRequest, "Invalid Request: id is already in use by a request in progress", nil)))
+					break
+				}
+				c, jerr := s.admit(ctx, msg, nil)
+				if jerr != nil {
+					w.write(appendError(nil, msg.id, jerr))
+					break
+				}
+				cctx, cancel := context.WithCancel(ctx)
+				sc := &stdioCall{cancel: cancel, listen: msg.method == "subscriptions/listen"}
+				mu.Lock()
+				inflight[key] = sc
+				mu.Unlock()
+				sem <- struct{}{}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					defer func() { <-sem }()
+					result, jerr := s.handle(cctx, c, &stdioStream{w: w, call: sc, mu: &mu})
+					mu.Lock()
+					delete(inflight, key)
+					skip := sc.cancelled
+					mu.Unlock()
+					cancel()
+					if skip || (result == nil && jerr == nil) {
+						return
+					}
+					if jerr != nil {
+						w.write(appendError(nil, msg.id, jerr))
+					} else {
+						w.write(appendResponse(nil, msg.id, result))
+					}
+				}()
+			}
+		}
+		if err != nil {
+			if errors.Is(err, errTooLargeLine) {
+				w.write(appendError(nil, nil, NewError(CodeInvalidRequest, fmt.Sprintf("Invalid Request: message exceeds %d bytes", o.MaxMessageBytes), nil)))
+				continue
+			}
+			// End of input: listen streams end now, other requests finish.
+			mu.Lock()
+			for _, c := range inflight {
+				if c.listen {
+					c.cancelled = true
+					c.cancel()
+				}
+			}
+			mu.Unlock()
+			wg.Wait()
+			if errors.Is(err, io.EOF) {
+				return w.err()
+			}
+			return fmt.Errorf("mcp: stdio read: %w", err)
+		}
+	}
+}
+
+type stdioCall struct {
+	cancel    context.CancelFunc
+	cancelled bool
+	listen    bool
+}
+
+var errTooLargeLine = errors.New("line too long")
+
+// readLine reads one line of at most max bytes; a longer line is consumed
+// and reported as errTooLargeLine.
+func readLine(r *bufio.Reader, max int) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if len(line)+len(chunk) > max {
+			for errors.Is(err, bufio.ErrBufferFull) {
+				_, err = r.ReadSlice('\n')
+			}
+			if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
+				return nil, err
+			}
+			return nil, errTooLargeLine
+		}
+		line = append(line, chunk...)
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		return line, err
+	}
+}
+
+// stdioWriter serialises whole messages onto out, one per line.
+type stdioWriter struct {
+	mu   sync.Mutex
+	w    *bufio.Writer
+	fail error
+}
+
+func (sw *stdioWriter) write(msg []byte) error {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	if sw.fail != nil {
+		return sw.fail
+	}
+	if _, err := sw.w.Write(msg); err != nil {
+		sw.fail = err
+		return err
+	}
+	if err := sw.w.WriteByte('\n'); err != nil {
+		sw.fail = err
+		return err
+	}
+	sw.fail = sw.w.Flush()
+	return sw.fail
+}
+
+func (sw *stdioWriter) err() error {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	return sw.fail
+}
+
+// stdioStream carries a request's notifications; nothing more is written
+// for a request once it was cancelled.
+type stdioStream struct {
+	w    *stdioWriter
+	call *stdioCall
+	mu   *sync.Mutex
+}
+
+func (st *stdioStream) send(msg []byte) error {
+	st.mu.Lock()
+	cancelled := st.call.cancelled
+	st.mu.Unlock()
+	if cancelled {
+		return context.Canceled
+	}
+	return st.w.write(append([]byte(nil), msg...))
+}
+
+func (st *stdioStream) keepalive() error { return nil }
