@@ -1,0 +1,438 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// maxReply bounds one JSON reply body.
+const maxReply = 64 << 20
+
+// worker is one keep-alive client. A worker is used by one goroutine.
+type worker interface {
+	// setup prepares the client (legacy MCP: initialize a session).
+	setup(ctx context.Context) error
+	// do sends one request and classifies the reply; err explains a failure.
+	do(ctx context.Context) (errKind, error)
+	// close releases what setup acquired (legacy MCP: DELETE the session).
+	close(ctx context.Context)
+}
+
+// shared is what all workers of a run share: the client and the request
+// templates. Request ids come from one counter, so each is fresh.
+type shared struct {
+	cfg    *config
+	client *http.Client
+	ids    atomic.Int64
+	header http.Header // base headers of every measured request
+}
+
+func newShared(cfg *config) *shared {
+	tr := &http.Transport{
+		Proxy:               nil, // targets are loopback; never go through a proxy
+		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:        2*cfg.c + 8,
+		MaxIdleConnsPerHost: 2*cfg.c + 8, // ≥ C: every client keeps its connection
+		IdleConnTimeout:     90 * time.Second,
+		DisableCompression:  true,
+	}
+	sh := &shared{
+		cfg: cfg,
+		client: &http.Client{
+			Transport: tr,
+			Timeout:   cfg.timeout,
+			// Measure the target itself: a redirect is its answer.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		},
+		header: http.Header{},
+	}
+	if cfg.mode == "mcp" {
+		sh.header.Set("Content-Type", "application/json")
+		sh.header.Set("Accept", "application/json, text/event-stream")
+		if modernProto(cfg.proto) {
+			sh.header.Set("MCP-Protocol-Version", cfg.proto)
+			sh.header.Set("Mcp-Method", "tools/call")
+			sh.header.Set("Mcp-Name", encodeHeaderValue(cfg.tool))
+		}
+	} else if cfg.body != "" {
+		sh.header.Set("Content-Type", "application/json")
+	}
+	for _, kv := range cfg.headers {
+		sh.header.Set(kv[0], kv[1]) // -header overrides the defaults
+	}
+	return sh
+}
+
+// encodeHeaderValue applies the 2026-07-28 base64 sentinel encoding to a
+// value that cannot travel raw in an Mcp-Name / Mcp-Param-* header.
+func encodeHeaderValue(s string) string {
+	raw := s != "" && !strings.HasPrefix(s, "=?base64?") &&
+		s[0] != ' ' && s[0] != '\t' && s[len(s)-1] != ' ' && s[len(s)-1] != '\t'
+	for i := 0; raw && i < len(s); i++ {
+		raw = s[i] >= 0x20 && s[i] < 0x7f
+	}
+	if raw {
+		return s
+	}
+	return "=?base64?" + base64.StdEncoding.EncodeToString([]byte(s)) + "?="
+}
+
+// ---- mcp mode ----
+
+// mcpWorker is one MCP client: stateless for 2026-07-28, one session for
+// legacy versions.
+type mcpWorker struct {
+	sh         *shared
+	session    string // Mcp-Session-Id (legacy)
+	negotiated string // protocol version agreed at initialize (legacy)
+	body       []byte // reused request body
+	reply      bytes.Buffer
+}
+
+func (w *mcpWorker) newRequest(ctx context.Context, method string, body []byte) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, method, w.sh.cfg.url, bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("build request: %w", err)
+	}
+	req.Header = w.sh.header.Clone()
+	if w.session != "" {
+		req.Header.Set("Mcp-Session-Id", w.session)
+	}
+	if w.negotiated != "" {
+		req.Header.Set("MCP-Protocol-Version", w.negotiated)
+	}
+	return req, nil
+}
+
+func (w *mcpWorker) setup(ctx context.Context) error {
+	if modernProto(w.sh.cfg.proto) {
+		return nil
+	}
+	id := w.sh.ids.Add(1)
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"initialize","params":{"protocolVersion":%q,"capabilities":{},"clientInfo":{"name":"mcpgate-bench","version":"0.1.0"}}}`, id, w.sh.cfg.proto)
+	req, err := w.newRequest(ctx, http.MethodPost, []byte(body))
+	if err != nil {
+		return err
+	}
+	res, err := w.sh.client.Do(req)
+	if err != nil {
+		return fmt.Errorf("initialize: %w", err)
+	}
+	defer drain(res)
+	if res.StatusCode != http.StatusOK {
+		return fmt.Errorf("initialize: HTTP %d", res.StatusCode)
+	}
+	result, kind, err := w.readResponse(res, id)
+	if kind != okKind {
+		return fmt.Errorf("initialize: %w", err)
+	}
+	var init struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	if err := json.Unmarshal(result, &init); err != nil || init.ProtocolVersion == "" {
+		return fmt.Errorf("initialize: result has no protocolVersion: %s", result)
+	}
+	w.session = res.Header.Get("Mcp-Session-Id")
+	w.negotiated = init.ProtocolVersion
+
+	req, err = w.newRequest(ctx, http.MethodPost, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	if err != nil {
+		return err
+	}
+	res2, err := w.sh.client.Do(req)
+	if err != nil {
+		return fmt.Errorf("notifications/initialized: %w", err)
+	}
+	drain(res2)
+	if res2.StatusCode/100 != 2 {
+		return fmt.Errorf("notifications/initialized: HTTP %d", res2.StatusCode)
+	}
+	return nil
+}
+
+func (w *mcpWorker) close(ctx context.Context) {
+	if w.session == "" {
+		return
+	}
+	req, err := w.newRequest(ctx, http.MethodDelete, nil)
+	if err != nil {
+		return
+	}
+	if res, err := w.sh.client.Do(req); err == nil {
+		drain(res)
+	}
+}
+
+// buildCall writes the tools/call body for id into w.body.
+func (w *mcpWorker) buildCall(id int64) {
+	cfg := w.sh.cfg
+	name, _ := json.Marshal(cfg.tool) // a string always encodes
+	b := append(w.body[:0], `{"jsonrpc":"2.0","id":`...)
+	b = strconv.AppendInt(b, id, 10)
+	b = append(b, `,"method":"tools/call","params":{"name":`...)
+	b = append(b, name...)
+	b = append(b, `,"arguments":`...)
+	b = append(b, cfg.args...)
+	if modernProto(cfg.proto) {
+		b = append(b, `,"_meta":{"io.modelcontextprotocol/protocolVersion":"`...)
+		b = append(b, cfg.proto...)
+		b = append(b, `","io.modelcontextprotocol/clientCapabilities":{}}`...)
+	}
+	b = append(b, "}}"...)
+	w.body = b
+}
+
+func (w *mcpWorker) do(ctx context.Context) (errKind, error) {
+	id := w.sh.ids.Add(1)
+	w.buildCall(id)
+	req, err := w.newRequest(ctx, http.MethodPost, w.body)
+	if err != nil {
+		return errTransport, err
+	}
+	res, err := w.sh.client.Do(req)
+	if err != nil {
+		return errTransport, fmt.Errorf("tools/call: %w", err)
+	}
+	defer drain(res)
+	if res.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(res.Body, 512))
+		return errHTTPStatus, fmt.Errorf("tools/call: HTTP %d: %s", res.StatusCode, b)
+	}
+	result, kind, err := w.readResponse(res, id)
+	if kind != okKind {
+		return kind, err
+	}
+	var r struct {
+		IsError bool `json:"isError"`
+	}
+	if err := json.Unmarshal(result, &r); err != nil {
+		return errProtocol, fmt.Errorf("tools/call result: %w", err)
+	}
+	if r.IsError {
+		return errTool, fmt.Errorf("tools/call result has isError: %.300s", result)
+	}
+	return okKind, nil
+}
+
+// readResponse reads the JSON-RPC response to request id from a JSON or SSE
+// reply and returns its result.
+func (w *mcpWorker) readResponse(res *http.Response, id int64) (json.RawMessage, errKind, error) {
+	mt, _, _ := mime.ParseMediaType(res.Header.Get("Content-Type"))
+	switch mt {
+	case "application/json":
+		w.reply.Reset()
+		if _, err := w.reply.ReadFrom(io.LimitReader(res.Body, maxReply)); err != nil {
+			return nil, errTransport, fmt.Errorf("read reply: %w", err)
+		}
+		result, kind, _, err := classify(w.reply.Bytes(), id)
+		return result, kind, err
+	case "text/event-stream":
+		var (
+			result json.RawMessage
+			kind   = errProtocol
+			rerr   error
+		)
+		err := readSSE(res.Body, func(data []byte) (bool, error) {
+			r, k, ours, err := classify(data, id)
+			if !ours {
+				return false, nil // a notification or another message: keep reading
+			}
+			result, kind, rerr = r, k, err
+			return true, nil
+		})
+		if err != nil {
+			if errors.Is(err, errStreamEnded) {
+				return nil, errProtocol, err
+			}
+			return nil, errTransport, err
+		}
+		return result, kind, rerr
+	default:
+		return nil, errProtocol, fmt.Errorf("reply Content-Type %q is neither application/json nor text/event-stream", res.Header.Get("Content-Type"))
+	}
+}
+
+// classify decodes one JSON-RPC message. ours reports whether it is the
+// response to id (false for notifications and server requests, which
+// carry a method); a response for another id is a protocol error.
+func classify(msg []byte, id int64) (result json.RawMessage, kind errKind, ours bool, err error) {
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Result json.RawMessage `json:"result"`
+		Error  *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(msg, &m); err != nil {
+		return nil, errProtocol, true, fmt.Errorf("reply is not JSON-RPC: %w", err)
+	}
+	if m.Method != "" {
+		return nil, okKind, false, nil
+	}
+	var want [20]byte
+	if !bytes.Equal(m.ID, strconv.AppendInt(want[:0], id, 10)) {
+		return nil, errProtocol, true, fmt.Errorf("reply id %s, want %d", m.ID, id)
+	}
+	if m.Error != nil {
+		return nil, errJSONRPC, true, fmt.Errorf("JSON-RPC error %d: %s", m.Error.Code, m.Error.Message)
+	}
+	if len(m.Result) == 0 || string(m.Result) == "null" {
+		return nil, errProtocol, true, errors.New("response has neither result nor error")
+	}
+	return m.Result, okKind, true, nil
+}
+
+// drain reads the rest of a body (bounded) and closes it, so the
+// connection goes back to the idle pool.
+func drain(res *http.Response) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, maxReply))
+	_ = res.Body.Close()
+}
+
+// ---- http mode ----
+
+type httpWorker struct{ sh *shared }
+
+func (w *httpWorker) setup(context.Context) error { return nil }
+func (w *httpWorker) close(context.Context)       {}
+
+func (w *httpWorker) do(ctx context.Context) (errKind, error) {
+	cfg := w.sh.cfg
+	var body io.Reader
+	if cfg.body != "" {
+		body = strings.NewReader(cfg.body)
+	}
+	req, err := http.NewRequestWithContext(ctx, cfg.method, cfg.url, body)
+	if err != nil {
+		return errTransport, fmt.Errorf("build request: %w", err)
+	}
+	req.Header = w.sh.header.Clone()
+	res, err := w.sh.client.Do(req)
+	if err != nil {
+		return errTransport, fmt.Errorf("%s: %w", cfg.method, err)
+	}
+	_, err = io.Copy(io.Discard, res.Body)
+	_ = res.Body.Close()
+	if err != nil {
+		return errTransport, fmt.Errorf("read body: %w", err)
+	}
+	if res.StatusCode/100 != 2 {
+		return errHTTPStatus, fmt.Errorf("HTTP %d", res.StatusCode)
+	}
+	return okKind, nil
+}
+
+// ---- the run ----
+
+// phaseResult is what one worker measured in one phase.
+type phaseResult struct {
+	counts   [numKinds]int64
+	lat      []time.Duration
+	firstErr [numKinds]error
+}
+
+// runLoad sets up C workers, runs the optional warm-up and the measured
+// phase, and summarizes the measured phase.
+func runLoad(ctx context.Context, cfg *config) (summary, error) {
+	sh := newShared(cfg)
+	defer sh.client.CloseIdleConnections()
+	workers := make([]worker, cfg.c)
+	for i := range workers {
+		if cfg.mode == "mcp" {
+			workers[i] = &mcpWorker{sh: sh}
+		} else {
+			workers[i] = &httpWorker{sh: sh}
+		}
+		if err := workers[i].setup(ctx); err != nil {
+			return summary{}, fmt.Errorf("client %d: %w", i, err)
+		}
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		for _, w := range workers {
+			w.close(cctx)
+		}
+	}()
+	if cfg.warmup > 0 {
+		phase(ctx, workers, cfg.warmup, 0)
+	}
+	results, elapsed := phase(ctx, workers, cfg.d, cfg.n)
+	var counts [numKinds]int64
+	var lat []time.Duration
+	var firstErr [numKinds]error
+	for _, r := range results {
+		for k := range counts {
+			counts[k] += r.counts[k]
+			if firstErr[k] == nil {
+				firstErr[k] = r.firstErr[k]
+			}
+		}
+		lat = append(lat, r.lat...)
+	}
+	s := newSummary(cfg, counts, lat, elapsed)
+	for k, err := range firstErr {
+		if err != nil {
+			if s.FirstErrors == nil {
+				s.FirstErrors = map[string]string{}
+			}
+			s.FirstErrors[errKind(k).String()] = err.Error()
+		}
+	}
+	return s, nil
+}
+
+// phase runs all workers until d elapses (d > 0), n requests have been
+// issued (n > 0), or ctx ends. A request cut off by the end of the phase is
+// not counted.
+func phase(ctx context.Context, workers []worker, d time.Duration, n int64) ([]phaseResult, time.Duration) {
+	pctx := ctx
+	if d > 0 {
+		var cancel context.CancelFunc
+		pctx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	}
+	var issued atomic.Int64
+	results := make([]phaseResult, len(workers))
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i, w := range workers {
+		res := &results[i]
+		if n > 0 {
+			res.lat = make([]time.Duration, 0, n/int64(len(workers))+1)
+		}
+		wg.Go(func() {
+			for pctx.Err() == nil && (n == 0 || issued.Add(1) <= n) {
+				t0 := time.Now()
+				kind, err := w.do(pctx)
+				el := time.Since(t0)
+				if kind != okKind && pctx.Err() != nil {
+					return // cut off by the end of the phase
+				}
+				res.counts[kind]++
+				if kind == okKind {
+					res.lat = append(res.lat, el)
+				} else if res.firstErr[kind] == nil {
+					res.firstErr[kind] = err
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return results, time.Since(start)
+}
