@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The project's test command (README: "Run the tests"). On a fresh machine it
+# needs Go, npm and network access to the Go module proxy and the npm
+# registry; it fetches what else it needs (the OpenAPI corpus, the pinned
+# conformance suite and Node 22) into caches under /tmp.
+#
+#   scripts/test.sh            everything: vet, race tests, corpus, fuzz smoke, conformance
+#   QUICK=1 scripts/test.sh    skip the corpus fetch, fuzzing and conformance
+#
+# Environment: MCPGATE_CORPUS (default /tmp/mcpgate-corpus) is where the
+# corpus is built; CORPUS_CACHE (default /tmp/corpus-cache) caches tarballs.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+step() { printf '\n=== %s\n' "$*"; }
+
+step "gofmt"
+unformatted="$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"
+if [[ -n "$unformatted" ]]; then echo "not gofmt'ed:"; echo "$unformatted"; exit 1; fi
+
+step "go vet"
+go vet ./...
+
+if [[ -z "${QUICK:-}" ]]; then
+  export MCPGATE_CORPUS="${MCPGATE_CORPUS:-/tmp/mcpgate-corpus}"
+  if [[ ! -f "$MCPGATE_CORPUS/SOURCES.tsv" ]]; then
+    step "fetch the OpenAPI corpus into $MCPGATE_CORPUS"
+    CORPUS_CACHE="${CORPUS_CACHE:-/tmp/corpus-cache}" scripts/corpus/get.sh "$MCPGATE_CORPUS"
+  fi
+fi
+
+step "go test -race ./..."
+go test -race -count=1 -timeout 20m ./...
+
+if [[ -z "${QUICK:-}" ]]; then
+  step "fuzz smoke (10 s per target)"
+  go test -run '^$' -fuzz '^FuzzDecodeMessage$' -fuzztime 10s ./mcp
+  go test -run '^$' -fuzz '^FuzzOpen$' -fuzztime 10s ./mrtr
+
+  step "MCP conformance suite (2026-07-28)"
+  scripts/conformance.sh -x "^tasks-"   # the Tasks extension scenarios join when tasks/* is wired
+fi
