@@ -178,18 +178,22 @@ func parse(ctx context.Context, data []byte, source string, loc *url.URL, opts L
 		swagger = fmt.Sprint(probe.Swagger)
 	}
 	doc := &Document{Source: source}
-	loader := newLoader(ctx, loc, opts, &doc.Warnings)
 	switch {
 	case oas != "":
 		if !strings.HasPrefix(oas, "3.") {
 			return nil, &LoadError{Source: source, Place: "openapi", Err: fmt.Errorf("unsupported version %q", oas)}
 		}
 		doc.SourceVersion = oas
-		t := &openapi3.T{}
-		if err := json.Unmarshal(data, t); err != nil {
+		t, warnings, err := decodeOpenAPI3(data)
+		if err != nil {
+			var pe *placeError
+			if errors.As(err, &pe) {
+				return nil, &LoadError{Source: source, Place: pe.place, Err: err}
+			}
 			return nil, jsonLoadError(source, data, err)
 		}
-		if err := loader.ResolveRefsIn(t, loc); err != nil {
+		doc.Warnings = append(doc.Warnings, warnings...)
+		if err := newLoader(ctx, loc, opts, &doc.Warnings).ResolveRefsIn(t, loc); err != nil {
 			return nil, &LoadError{Source: source, Place: refPlace(err), Err: err}
 		}
 		doc.T = t
@@ -202,7 +206,7 @@ func parse(ctx context.Context, data []byte, source string, loc *url.URL, opts L
 		if err := json.Unmarshal(data, t2); err != nil {
 			return nil, jsonLoadError(source, data, err)
 		}
-		t, err := openapi2conv.ToV3WithLoader(t2, loader, loc)
+		t, err := openapi2conv.ToV3WithLoader(t2, newLoader(ctx, loc, opts, &doc.Warnings), loc)
 		if err != nil {
 			return nil, &LoadError{Source: source, Place: refPlace(err), Err: fmt.Errorf("converting Swagger 2.0: %w", err)}
 		}

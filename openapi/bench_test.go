@@ -1,0 +1,67 @@
+package openapi
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+)
+
+// Benchmarks over corpus documents (MCPGATE_CORPUS, see corpusDir):
+//
+//	go test -run '^$' -bench 'ToolsList|KinLoadFromData' -benchtime 3x ./openapi/
+//
+// BenchmarkToolsList measures file → encoded tools/list; BenchmarkKinLoadFromData
+// is kin-openapi's own LoadFromData on the same bytes, for the ratio.
+
+var benchDocs = []string{"github/api.github.com.json", "apis-guru/microsoft.com-graph.json"}
+
+func BenchmarkToolsList(b *testing.B) {
+	dir := corpusDir(b)
+	for _, name := range benchDocs {
+		path := filepath.Join(dir, name)
+		b.Run(filepath.Base(name), func(b *testing.B) {
+			b.ReportAllocs()
+			var n int
+			for b.Loop() {
+				doc, err := Load(context.Background(), path, LoadOptions{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				res, err := Generate(doc, GenerateOptions{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				out, err := EncodeToolsList(res.Tools)
+				if err != nil {
+					b.Fatal(err)
+				}
+				n = len(res.Tools)
+				b.SetBytes(int64(len(out)))
+			}
+			b.ReportMetric(float64(n), "tools")
+		})
+	}
+}
+
+func BenchmarkKinLoadFromData(b *testing.B) {
+	dir := corpusDir(b)
+	for _, name := range benchDocs {
+		path := filepath.Join(dir, name)
+		b.Run(filepath.Base(name), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				data, err := os.ReadFile(path)
+				if err != nil {
+					b.Fatal(err)
+				}
+				loader := openapi3.NewLoader()
+				if _, err := loader.LoadFromData(data); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

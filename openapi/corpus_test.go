@@ -1,0 +1,160 @@
+package openapi
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// Corpus expectations, from scripts/corpus/get.sh (see its MANIFEST.md).
+const (
+	corpusDocuments  = 59
+	corpusOperations = 19661
+)
+
+// corpusDir returns the corpus directory named by MCPGATE_CORPUS. Unset: the
+// test is skipped, except under CI (env CI non-empty) where it fails. Set but
+// unusable: it fails.
+func corpusDir(t testing.TB) string {
+	t.Helper()
+	dir := os.Getenv("MCPGATE_CORPUS")
+	if dir == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("MCPGATE_CORPUS is not set but CI is: run scripts/corpus/get.sh DIR and set MCPGATE_CORPUS=DIR")
+		}
+		t.Skip("MCPGATE_CORPUS is not set (run scripts/corpus/get.sh DIR and set MCPGATE_CORPUS=DIR)")
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		t.Fatalf("MCPGATE_CORPUS=%s is not a directory: %v", dir, err)
+	}
+	return dir
+}
+
+type corpusEntry struct {
+	File       string `json:"file"`
+	Operations int    `json:"operations"`
+}
+
+func corpusEntries(t testing.TB, dir string) []corpusEntry {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	if err != nil {
+		t.Fatalf("MCPGATE_CORPUS=%s: no usable manifest.json (was get.sh run into it?): %v", dir, err)
+	}
+	var entries []corpusEntry
+	if err := json.Unmarshal(data, &entries); err != nil {
+		t.Fatalf("%s/manifest.json: %v", dir, err)
+	}
+	ops := 0
+	for _, e := range entries {
+		ops += e.Operations
+	}
+	if len(entries) < corpusDocuments || ops < corpusOperations {
+		t.Fatalf("MCPGATE_CORPUS=%s: %d documents with %d operations, want at least %d and %d", dir, len(entries), ops, corpusDocuments, corpusOperations)
+	}
+	return entries
+}
+
+var toolNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+var argNameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+
+// TestCorpus: every corpus document loads, every operation gives exactly
+// one tool, names are unique and valid, every schema compiles as JSON Schema
+// 2020-12, annotations are complete and routes cover every argument.
+func TestCorpus(t *testing.T) {
+	dir := corpusDir(t)
+	entries := corpusEntries(t, dir)
+	var docs, ops, tools, schemas int
+	for _, e := range entries {
+		t.Run(e.File, func(t *testing.T) {
+			doc, err := Load(context.Background(), filepath.Join(dir, e.File), LoadOptions{})
+			if err != nil {
+				t.Fatalf("load: %v", err)
+			}
+			res, err := Generate(doc, GenerateOptions{})
+			if err != nil {
+				t.Fatalf("generate: %v", err)
+			}
+			docs++
+			ops += e.Operations
+			tools += len(res.Tools)
+			if len(res.Tools) != e.Operations {
+				t.Errorf("%d tools for %d operations", len(res.Tools), e.Operations)
+			}
+			checkTools(t, res.Tools, &schemas)
+			if _, err := EncodeToolsList(res.Tools); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	t.Logf("corpus: %d/%d documents loaded, %d operations, %d tools, %d schemas compiled", docs, len(entries), ops, tools, schemas)
+}
+
+// checkTools asserts the per-tool invariants of the package doc.
+func checkTools(t *testing.T, tools []Tool, compiled *int) {
+	t.Helper()
+	names := map[string]bool{}
+	for i := range tools {
+		tool := &tools[i]
+		if !toolNameRE.MatchString(tool.Name) {
+			t.Errorf("tool %q: invalid name", tool.Name)
+		}
+		if names[tool.Name] {
+			t.Errorf("tool %q: duplicate name", tool.Name)
+		}
+		names[tool.Name] = true
+		if tool.Annotations.Title == "" || tool.Title == "" {
+			t.Errorf("tool %q: missing title", tool.Name)
+		}
+		if tool.Annotations.ReadOnlyHint && tool.Annotations.DestructiveHint {
+			t.Errorf("tool %q: read-only and destructive", tool.Name)
+		}
+		var root struct {
+			Type       string                     `json:"type"`
+			Properties map[string]json.RawMessage `json:"properties"`
+			Required   []string                   `json:"required"`
+		}
+		if err := json.Unmarshal(tool.InputSchema, &root); err != nil || root.Type != "object" {
+			t.Errorf("tool %q: inputSchema root is not an object schema: %v %s", tool.Name, err, truncate(string(tool.InputSchema), 200))
+		}
+		if _, err := CompileInputSchema(tool); err != nil {
+			t.Errorf("tool %q: inputSchema: %v", tool.Name, err)
+		} else {
+			*compiled++
+		}
+		if tool.OutputSchema != nil {
+			if _, err := CompileSchema(tool.Name+"/output", tool.OutputSchema); err != nil {
+				t.Errorf("tool %q: outputSchema: %v", tool.Name, err)
+			} else {
+				*compiled++
+			}
+		}
+		if len(tool.Route.Arguments) != len(root.Properties) {
+			t.Errorf("tool %q: %d arguments for %d properties", tool.Name, len(tool.Route.Arguments), len(root.Properties))
+		}
+		for _, a := range tool.Route.Arguments {
+			if _, ok := root.Properties[a.Name]; !ok {
+				t.Errorf("tool %q: argument %q not in inputSchema", tool.Name, a.Name)
+			}
+			if !argNameRE.MatchString(a.Name) {
+				t.Errorf("tool %q: invalid argument name %q", tool.Name, a.Name)
+			}
+		}
+		for _, p := range templateParams(tool.Route.Path) {
+			found := false
+			for _, a := range tool.Route.Arguments {
+				found = found || (a.In == InPath && a.Param == p)
+			}
+			if !found {
+				t.Errorf("tool %q: path parameter {%s} has no argument", tool.Name, p)
+			}
+		}
+		if strings.Contains(tool.Route.Path, "#") {
+			t.Errorf("tool %q: path %q keeps a fragment", tool.Name, tool.Route.Path)
+		}
+	}
+}
