@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# bench/run.sh — side-by-side benchmark of one GET (pet by id) through:
+#   direct    the demo upstream itself                      (plain HTTP)
+#   revproxy  a bare httputil.ReverseProxy in front of it   (plain HTTP)
+#   gosdk     a hand-written get_pet tool on the official go-sdk (MCP tools/call, 2026-07-28)
+#   mcpgo     the same tool on mark3labs/mcp-go                 (MCP tools/call, 2026-07-28)
+#   mcpgo-legacy  the same mcp-go server driven with -proto 2025-11-25 (initialize + session)
+#   gateway   mcpgate serve on the demo OpenAPI document  (MCP tools/call getPet) — see GATEWAY below
+# at each client count in CLIENTS, and prints rps, p50, p99 and the rps ratio to revproxy.
+#
+# Everything listens on 127.0.0.1 only; every process started here is stopped on exit.
+# The machine is shared and small: read the ratios within one run, not absolute numbers.
+#
+# Usage: bench/run.sh            (from anywhere inside the repository)
+# Env:   DUR=3s WARMUP=500ms CLIENTS="1 16 64" PORT_BASE=18080
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+DUR=${DUR:-3s}
+WARMUP=${WARMUP:-500ms}
+CLIENTS=${CLIENTS:-"1 16 64"}
+PORT_BASE=${PORT_BASE:-18080}
+
+GATEWAY_PORT=$PORT_BASE
+UPSTREAM_PORT=$((PORT_BASE + 1))
+REVPROXY_PORT=$((PORT_BASE + 2))
+GOSDK_PORT=$((PORT_BASE + 3))
+MCPGO_PORT=$((PORT_BASE + 4))
+UPSTREAM=http://127.0.0.1:$UPSTREAM_PORT
+
+BIN=$(mktemp -d "${TMPDIR:-/tmp}/mcpgate-bench.XXXXXX")
+PIDS=()
+cleanup() {
+	for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+	for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+	rm -rf "$BIN"
+}
+trap cleanup EXIT INT TERM
+
+echo "building into $BIN ..." >&2
+(cd "$ROOT" && go build -o "$BIN/" ./bench/upstream ./bench/revproxy ./bench/gosdk ./bench/mcpgo ./cmd/mcpgate-bench)
+
+port_busy() { curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$1/" ; }
+
+# start NAME PORT CMD...: start a server in the background and wait until it answers.
+start() {
+	local name=$1 port=$2
+	shift 2
+	if port_busy "$port"; then
+		echo "port $port (for $name) is already in use; set PORT_BASE" >&2
+		exit 1
+	fi
+	"$@" 2>"$BIN/$name.log" &
+	PIDS+=($!)
+	for _ in $(seq 100); do
+		port_busy "$port" && return 0
+		sleep 0.1
+	done
+	echo "$name did not start on port $port:" >&2
+	cat "$BIN/$name.log" >&2
+	exit 1
+}
+
+start upstream "$UPSTREAM_PORT" "$BIN/upstream" -addr "127.0.0.1:$UPSTREAM_PORT"
+start revproxy "$REVPROXY_PORT" "$BIN/revproxy" -addr "127.0.0.1:$REVPROXY_PORT" -upstream "$UPSTREAM"
+start gosdk "$GOSDK_PORT" "$BIN/gosdk" -addr "127.0.0.1:$GOSDK_PORT" -upstream "$UPSTREAM"
+start mcpgo "$MCPGO_PORT" "$BIN/mcpgo" -addr "127.0.0.1:$MCPGO_PORT" -upstream "$UPSTREAM"
+
+# Targets: name|harness flags. The GET is always pet 1 of the demo API.
+TARGETS=(
+	"direct|-mode http -url $UPSTREAM/pets/1"
+	"revproxy|-mode http -url http://127.0.0.1:$REVPROXY_PORT/pets/1"
+	"gosdk|-mode mcp -url http://127.0.0.1:$GOSDK_PORT/mcp -tool get_pet -args {\"id\":1}"
+	"mcpgo|-mode mcp -url http://127.0.0.1:$MCPGO_PORT/mcp -tool get_pet -args {\"id\":1}"
+	"mcpgo-legacy|-mode mcp -proto 2025-11-25 -url http://127.0.0.1:$MCPGO_PORT/mcp -tool get_pet -args {\"id\":1}"
+)
+
+# ---- GATEWAY: the mcpgate gateway goes here ---------------------------------
+# When `mcpgate serve` exists, set GATEWAY=1 (or flip the default) to start it
+# on the demo document and add it to the table. The tool is the demo's getPet
+# operation. Adjust the flags to the final CLI.
+GATEWAY=${GATEWAY:-0}
+start_gateway() {
+	(cd "$ROOT" && go build -o "$BIN/" ./cmd/mcpgate)
+	start gateway "$GATEWAY_PORT" "$BIN/mcpgate" serve \
+		--spec "$ROOT/demo/openapi.json" --upstream "$UPSTREAM" --addr "127.0.0.1:$GATEWAY_PORT"
+	TARGETS+=("gateway|-mode mcp -url http://127.0.0.1:$GATEWAY_PORT/mcp -tool getPet -args {\"petId\":1}")
+}
+if [ "$GATEWAY" = 1 ]; then start_gateway; fi
+# ------------------------------------------------------------------------------
+
+field() { sed -n "s/.*\"$1\":\([0-9.e+-]*\).*/\1/p" <<<"$2"; }
+
+RESULTS=()
+for c in $CLIENTS; do
+	for t in "${TARGETS[@]}"; do
+		name=${t%%|*}
+		flags=${t#*|}
+		# shellcheck disable=SC2086 # flags are word-split on purpose
+		line=$("$BIN/mcpgate-bench" $flags -c "$c" -d "$DUR" -warmup "$WARMUP" -json)
+		RESULTS+=("$name $c $(field rps "$line") $(field p50_ms "$line") $(field p99_ms "$line") $(field errors "$line") $(field requests "$line")")
+		printf '  %-13s c=%-3s %8.0f rps\n' "$name" "$c" "$(field rps "$line")" >&2
+	done
+done
+
+echo
+echo "bench/run.sh  DUR=$DUR WARMUP=$WARMUP  $(date -u +%Y-%m-%dT%H:%MZ)  $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+printf '%s\n' "${RESULTS[@]}" | awk '
+	{ name[NR]=$1; c[NR]=$2; rps[NR]=$3; p50[NR]=$4; p99[NR]=$5; err[NR]=$6; req[NR]=$7
+	  if ($1 == "revproxy") base[$2] = $3 }
+	END {
+		printf "%-14s %4s %10s %9s %9s %8s %10s\n", "target", "c", "rps", "p50 ms", "p99 ms", "errors", "x revproxy"
+		for (i = 1; i <= NR; i++)
+			printf "%-14s %4d %10.0f %9.3f %9.3f %8d %10.2f\n", name[i], c[i], rps[i], p50[i], p99[i], err[i], (base[c[i]] > 0 ? rps[i] / base[c[i]] : 0)
+	}'
