@@ -176,31 +176,11 @@ func (s *Server) handleToolsCall(ctx context.Context, c *call) ([]byte, *Error) 
 	if err := s.resume(ctx, c, name, args); err != nil {
 		return nil, err
 	}
+	if e.task != nil {
+		return s.callTaskTool(ctx, c, e.task, name, args)
+	}
 	res, err := e.handler(ctx, &CallToolRequest{Request: c.req, Name: name, Arguments: args})
-	if err != nil {
-		var ir *InputRequiredError
-		var je *Error
-		switch {
-		case errors.As(err, &ir):
-			return s.pause(ctx, c, name, args, ir)
-		case errors.As(err, &je):
-			return nil, je
-		case ctx.Err() != nil:
-			return nil, s.toError(c.msg.method, ctx.Err())
-		}
-		// A plain error from a tool handler is a tool execution error the
-		// model can read (handlers choose what they put in it).
-		res = ToolError(err.Error())
-	}
-	if res == nil {
-		return nil, s.toError(c.msg.method, errors.New("tool handler returned no result"))
-	}
-	if res.Content == nil {
-		res.Content = []Content{}
-	}
-	out := *res
-	out.Meta = s.withServerInfo(res.Meta)
-	return s.encodeResult(ResultComplete, &out, out.Meta != nil)
+	return s.toolOutcome(ctx, c, name, args, res, err)
 }
 
 func (s *Server) handlePromptsGet(ctx context.Context, c *call) ([]byte, *Error) {

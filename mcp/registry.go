@@ -161,6 +161,7 @@ type toolEntry struct {
 	tool    Tool
 	handler ToolHandler
 	headers []headerParam // x-mcp-header annotated arguments
+	task    *TaskTool     // set for tools that can run as a task
 }
 
 type promptEntry struct {
@@ -184,6 +185,13 @@ type templateEntry struct {
 // schema; an empty schema means a tool without arguments. The schema's root
 // must be an object schema. Listening clients are told the list changed.
 func (s *Server) AddTool(t *Tool, h ToolHandler) error {
+	if h == nil {
+		return fmt.Errorf("mcp: tool %q: nil handler", t.Name)
+	}
+	return s.addTool(t, h, nil)
+}
+
+func (s *Server) addTool(t *Tool, h ToolHandler, task *TaskTool) error {
 	if err := validToolName(t.Name); err != nil {
 		return err
 	}
@@ -200,7 +208,7 @@ func (s *Server) AddTool(t *Tool, h ToolHandler) error {
 		return fmt.Errorf("mcp: tool %q: encode: %w", t.Name, err)
 	}
 	s.mu.Lock()
-	s.tools.put(tool.Name, wire, &toolEntry{tool: tool, handler: h, headers: headers})
+	s.tools.put(tool.Name, wire, &toolEntry{tool: tool, handler: h, headers: headers, task: task})
 	s.setCap(&s.capsTools)
 	s.mu.Unlock()
 	s.listeners.publish(event{kind: evTools})

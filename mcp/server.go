@@ -82,6 +82,8 @@ type Server struct {
 	capsPrompts  bool
 	capsRes      bool
 	taskNotifier TaskNotifier
+	tasks        *taskExt
+	closers      []func()
 
 	listeners *broker
 	discover  cached
@@ -131,7 +133,22 @@ func (s *Server) Logger() *slog.Logger { return s.logger }
 
 // Close ends every subscriptions/listen stream gracefully (each gets its
 // final result). Call it before shutting the transport down.
-func (s *Server) Close() { s.listeners.close() }
+func (s *Server) Close() {
+	s.listeners.close()
+	s.mu.Lock()
+	closers := s.closers
+	s.closers = nil
+	s.mu.Unlock()
+	for _, f := range closers {
+		f()
+	}
+}
+
+func (s *Server) onClose(f func()) {
+	s.mu.Lock()
+	s.closers = append(s.closers, f)
+	s.mu.Unlock()
+}
 
 // Capabilities are the server capabilities advertised in server/discover.
 func (s *Server) Capabilities() ServerCapabilities {

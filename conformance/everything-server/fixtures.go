@@ -25,11 +25,11 @@ func newMux(srv *mcp.Server) *http.ServeMux {
 	return mux
 }
 
-// newServer builds the fixture server. stateCodec may be nil.
-func newServer(logger *slog.Logger) (*mcp.Server, error) {
+// newServer builds the fixture server and its task runtime.
+func newServer(logger *slog.Logger) (*mcp.Server, *taskRuntime, error) {
 	codec, err := stateCodec(logger)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	s := mcp.NewServer(mcp.Implementation{Name: "mcpgate-everything-server", Version: "0.1.0"}, &mcp.ServerOptions{
 		Instructions: "Fixture server for the MCP conformance suite.",
@@ -40,8 +40,12 @@ func newServer(logger *slog.Logger) (*mcp.Server, error) {
 	f := &fixtures{s: s}
 	for _, add := range []func() error{f.tools, f.mrtrTools, f.resources, f.prompts} {
 		if err := add(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
+	}
+	rt, err := f.taskTools(logger)
+	if err != nil {
+		return nil, nil, err
 	}
 	s.SetCompletionHandler(func(ctx context.Context, req *mcp.CompleteRequest) (*mcp.Completion, error) {
 		var values []string
@@ -52,7 +56,7 @@ func newServer(logger *slog.Logger) (*mcp.Server, error) {
 		}
 		return &mcp.Completion{Values: values, Total: len(values)}, nil
 	})
-	return s, nil
+	return s, rt, nil
 }
 
 type fixtures struct {

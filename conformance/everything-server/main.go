@@ -35,10 +35,14 @@ func main() {
 }
 
 func run(ctx context.Context, addr string, logger *slog.Logger) error {
-	srv, err := newServer(logger)
+	srv, rt, err := newServer(logger)
 	if err != nil {
 		return err
 	}
+	runCtx, stopRunner := context.WithCancel(context.Background())
+	runnerDone := make(chan error, 1)
+	go func() { runnerDone <- rt.runner.Run(runCtx) }()
+	defer func() { stopRunner(); <-runnerDone }()
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", addr, err)

@@ -176,3 +176,23 @@ func (f *fixtures) confirmWithState(ctx context.Context, r *mcp.CallToolRequest)
 	}
 	return nil, mcp.RequireInput(map[string]mcp.InputRequest{"confirm": askConfirm}, flow{Step: "confirm"})
 }
+
+// contentOf reads a string field of an elicitation answer.
+func contentOf(raw []byte, name string) string {
+	var res mcp.ElicitResult
+	if json.Unmarshal(raw, &res) != nil {
+		return ""
+	}
+	s, _ := res.Content[name].(string)
+	return s
+}
+
+// accepted reports whether an elicitation answer accepted with a true field.
+func accepted(raw []byte, name string) bool {
+	var res mcp.ElicitResult
+	if json.Unmarshal(raw, &res) != nil || res.Action != "accept" {
+		return false
+	}
+	b, _ := res.Content[name].(bool)
+	return b
+}
