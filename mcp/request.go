@@ -67,6 +67,9 @@ func decodeParams(raw json.RawMessage) (*requestParams, *Error) {
 	}
 	if err := json.Unmarshal(raw, p); err != nil {
 		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field == "_meta" {
+			return nil, errInvalidMeta("Invalid params: _meta must be an object")
+		}
 		if errors.As(err, &te) && te.Field != "" {
 			return nil, ErrInvalidParams("Invalid params: %s must be %s", te.Field, jsonKind(te.Type.Kind().String()))
 		}
