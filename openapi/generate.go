@@ -671,7 +671,9 @@ func (g *generator) bodyCandidates(where string, rb *openapi3.RequestBody) (*Bod
 		if g.in.hidden(pr) {
 			continue
 		}
-		c := argCandidate{deps: deps{}, arg: Argument{In: InBodyProperty, Param: name, Required: rb.Required && req[name]}}
+		// Swagger 2.0 formData bodies come without a required flag; their
+		// required parameters are required.
+		c := argCandidate{deps: deps{}, arg: Argument{In: InBodyProperty, Param: name, Required: req[name] && (rb.Required || g.doc.SourceVersion == "2.0")}}
 		if multipart && isBinary(pr) {
 			c.arg.File = true
 			c.schema = fileSchema(pr)
@@ -925,8 +927,10 @@ func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
-// humanize turns an identifier into a title: "listPets" → "List pets".
+// humanize turns an identifier into a title: "listPets" → "List pets",
+// "getHTTPStatus" → "Get http status".
 func humanize(id string) string {
+	rs := []rune(id)
 	var words []string
 	var cur []rune
 	flush := func() {
@@ -935,18 +939,19 @@ func humanize(id string) string {
 			cur = cur[:0]
 		}
 	}
-	prevLower := false
-	for _, r := range id {
-		switch {
-		case unicode.IsUpper(r) && prevLower:
+	for i, r := range rs {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
 			flush()
-			cur = append(cur, r)
-		case unicode.IsLetter(r) || unicode.IsDigit(r):
-			cur = append(cur, r)
-		default:
-			flush()
+			continue
 		}
-		prevLower = unicode.IsLower(r) || unicode.IsDigit(r)
+		if unicode.IsUpper(r) && i > 0 {
+			prev := rs[i-1]
+			nextLower := i+1 < len(rs) && unicode.IsLower(rs[i+1])
+			if unicode.IsLower(prev) || unicode.IsDigit(prev) || (unicode.IsUpper(prev) && nextLower) {
+				flush()
+			}
+		}
+		cur = append(cur, r)
 	}
 	flush()
 	if len(words) == 0 {

@@ -325,7 +325,8 @@ func jsonable(v any, place string) (any, error) {
 func jsonLoadError(source string, data []byte, err error) error {
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
-		line, col := lineCol(data, se.Offset)
+		// Offset counts the bytes read, the offending one included.
+		line, col := lineCol(data, max(se.Offset-1, 0))
 		return &LoadError{Source: source, Place: fmt.Sprintf("line %d, column %d", line, col), Err: err}
 	}
 	var te *json.UnmarshalTypeError

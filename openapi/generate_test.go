@@ -1,0 +1,496 @@
+package openapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+)
+
+func findTool(t *testing.T, res *Result, name string) *Tool {
+	t.Helper()
+	for i := range res.Tools {
+		if res.Tools[i].Name == name {
+			return &res.Tools[i]
+		}
+	}
+	var names []string
+	for _, tool := range res.Tools {
+		names = append(names, tool.Name)
+	}
+	t.Fatalf("no tool %q among %v", name, names)
+	return nil
+}
+
+func findArg(t *testing.T, tool *Tool, name string) Argument {
+	t.Helper()
+	for _, a := range tool.Route.Arguments {
+		if a.Name == name {
+			return a
+		}
+	}
+	t.Fatalf("tool %s: no argument %q in %+v", tool.Name, name, tool.Route.Arguments)
+	return Argument{}
+}
+
+// inputProps decodes a tool's inputSchema root.
+func inputProps(t *testing.T, tool *Tool) (map[string]map[string]any, []string, map[string]any) {
+	t.Helper()
+	var root struct {
+		Properties map[string]map[string]any `json:"properties"`
+		Required   []string                  `json:"required"`
+		Defs       map[string]any            `json:"$defs"`
+	}
+	if err := json.Unmarshal(tool.InputSchema, &root); err != nil {
+		t.Fatal(err)
+	}
+	return root.Properties, root.Required, root.Defs
+}
+
+func TestCollisionsAreRenamedAndRouted(t *testing.T) {
+	res := loadGenerate(t, "testdata/collisions.yaml", GenerateOptions{})
+	tool := findTool(t, res, "updateItem")
+	cases := []struct {
+		name     string
+		in       Location
+		param    string
+		required bool
+	}{
+		{"id", InPath, "id", true},              // path wins the plain name
+		{"query_id", InQuery, "id", false},      // query "id" gets the location prefix
+		{"body_query_id", InBodyProperty, "query_id", false},
+		{"name", InBodyProperty, "name", true},
+		{"X-Trace", InHeader, "X-Trace", false},
+		{"session", InCookie, "session", false},
+		{"fields", InBodyProperty, "fields()", false}, // sanitized names collide too
+		{"body_fields", InBodyProperty, "fields[]", false},
+	}
+	for _, c := range cases {
+		a := findArg(t, tool, c.name)
+		if a.In != c.in || a.Param != c.param || a.Required != c.required {
+			t.Errorf("argument %s = %+v, want in=%s param=%s required=%t", c.name, a, c.in, c.param, c.required)
+		}
+	}
+	props, required, _ := inputProps(t, tool)
+	if len(props) != len(cases) {
+		t.Errorf("%d properties, want %d (readOnly body properties and Accept dropped): %v", len(props), len(cases), props)
+	}
+	if !slices.Equal(required, []string{"id", "name"}) {
+		t.Errorf("required = %v", required)
+	}
+	if props["id"]["type"] != "integer" {
+		t.Errorf("path id schema = %v, want the integer path parameter (not the readOnly body id)", props["id"])
+	}
+}
+
+func TestCircularRefsStayRefs(t *testing.T) {
+	res := loadGenerate(t, "testdata/circular.json", GenerateOptions{})
+	tool := findTool(t, res, "createNode")
+	props, _, defs := inputProps(t, tool)
+	if props["parent"]["$ref"] != "#/$defs/Node" {
+		t.Errorf("parent = %v", props["parent"])
+	}
+	if _, ok := defs["Node"]; !ok || len(defs) != 1 {
+		t.Errorf("$defs = %v, want just Node", defs)
+	}
+	list := findTool(t, res, "listTrees")
+	var out struct {
+		Defs map[string]any `json:"$defs"`
+	}
+	if err := json.Unmarshal(list.OutputSchema, &out); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Defs) != 2 || out.Defs["A"] == nil || out.Defs["B"] == nil {
+		t.Errorf("outputSchema $defs = %v, want A and B (the A↔B cycle), and not the unused schema", out.Defs)
+	}
+	s, err := CompileSchema("out", list.OutputSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v any
+	_ = json.Unmarshal([]byte(`[{"b":{"a":{"b":{}}}}]`), &v)
+	if err := s.Validate(v); err != nil {
+		t.Errorf("nested cyclic value rejected: %v", err)
+	}
+	_ = json.Unmarshal([]byte(`[{"b":{"a":{"b":7}}}]`), &v)
+	if err := s.Validate(v); err == nil {
+		t.Error("a wrong type deep in the cycle was accepted")
+	}
+}
+
+func TestCompositionAndOpenAPI30Quirks(t *testing.T) {
+	res := loadGenerate(t, "testdata/composition.yaml", GenerateOptions{})
+	create := findTool(t, res, "createPet")
+	props, required, _ := inputProps(t, create)
+	if _, ok := props["id"]; ok {
+		t.Error("readOnly id from allOf member is an input")
+	}
+	if !slices.Equal(required, []string{"kind", "name"}) || props["name"]["examples"] == nil {
+		t.Errorf("allOf flattening: required=%v name=%v", required, props["name"])
+	}
+	patch := findTool(t, res, "patchPet")
+	if a := findArg(t, patch, "body"); a.In != InWholeBody || !patch.Route.Body.Whole {
+		t.Errorf("oneOf body should be one whole-body argument: %+v", a)
+	}
+	raw := string(create.OutputSchema)
+	for _, want := range []string{`"exclusiveMaximum":9`, `"type":["string","null"]`, `"enum":["S","M",null]`, `{"type":"null"}`} {
+		if !strings.Contains(raw, want) {
+			t.Errorf("outputSchema lacks %s: %s", want, raw)
+		}
+	}
+	if strings.Contains(raw, "discriminator") || strings.Contains(raw, "nullable") || strings.Contains(raw, `"example"`) {
+		t.Errorf("OpenAPI-only keywords left in: %s", raw)
+	}
+	search := findTool(t, res, "searchPets")
+	if !strings.Contains(string(search.InputSchema), `{"exclusiveMinimum":0,"type":"integer"}`) {
+		t.Errorf("boolean exclusiveMinimum not converted: %s", search.InputSchema)
+	}
+}
+
+func TestBodies(t *testing.T) {
+	res := loadGenerate(t, "testdata/bodies.yaml", GenerateOptions{})
+	form := findTool(t, res, "submitForm")
+	if form.Route.Body.ContentType != "application/x-www-form-urlencoded" || form.Route.Body.Whole {
+		t.Errorf("form body = %+v", form.Route.Body)
+	}
+	if a := findArg(t, form, "tags"); a.Style != "spaceDelimited" || a.Explode {
+		t.Errorf("form encoding not carried: %+v", a)
+	}
+	if a := findArg(t, form, "meta"); a.Style != "deepObject" || !a.Explode {
+		t.Errorf("form encoding not carried: %+v", a)
+	}
+	up := findTool(t, res, "uploadFile")
+	if a := findArg(t, up, "file"); !a.File || !a.Required {
+		t.Errorf("file part = %+v", a)
+	}
+	if a := findArg(t, up, "meta"); a.ContentType != "application/json" {
+		t.Errorf("multipart part content type = %+v", a)
+	}
+	s, err := CompileInputSchema(up)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Validate(map[string]any{"file": map[string]any{"content": "aGk=", "filename": "a.txt"}}); err != nil {
+		t.Errorf("valid file argument rejected: %v", err)
+	}
+	if err := s.Validate(map[string]any{"file": "aGk="}); err == nil {
+		t.Error("a bare string accepted as a file part")
+	}
+	raw := findTool(t, res, "putRaw")
+	if a := findArg(t, raw, "body"); a.In != InWholeBody || !a.Base64 || raw.Route.Body.ContentType != "application/octet-stream" {
+		t.Errorf("octet-stream body = %+v %+v", a, raw.Route.Body)
+	}
+	list := findTool(t, res, "postList")
+	if a := findArg(t, list, "body"); a.In != InQuery {
+		t.Errorf("query parameter named body = %+v", a)
+	}
+	if a := findArg(t, list, "body_body"); a.In != InWholeBody || !a.Required {
+		t.Errorf("array body = %+v", a)
+	}
+	if !strings.HasPrefix(string(list.OutputSchema), `{"items":{"type":"integer"},"type":"array"`) {
+		t.Errorf("array outputSchema = %s", list.OutputSchema)
+	}
+	text := findTool(t, res, "postText")
+	if a := findArg(t, text, "body"); a.Base64 || text.Route.Body.ContentType != "text/plain" {
+		t.Errorf("text body = %+v", a)
+	}
+}
+
+func TestNaming(t *testing.T) {
+	res := loadGenerate(t, "testdata/naming.yaml", GenerateOptions{})
+	byRoute := map[string]*Tool{}
+	for i := range res.Tools {
+		tool := &res.Tools[i]
+		byRoute[tool.Route.Method+" "+cmpOr(tool.Route.DocPath, tool.Route.Path)] = tool
+	}
+	cases := []struct{ route, name string }{
+		{"GET /repos/{owner}/{repo}", "repos_get"},
+		{"DELETE /repos/{owner}/{repo}", "repos_delete"},
+		{"GET /dup/a", "duplicate"},
+		{"GET /dup/b", "duplicate_2"},
+		{"GET /dup/c", "duplicate_2_2"},
+		{"POST /no-id/{user.id}/items", "post_no-id_user_id_items"},
+		{"GET /attachments", "getPurchaseOrder_AttachmentByFileName"},
+		{"GET /long", "thisIsAVeryLongOperationIdThatGoesOnAndOnBeyondTheSixty_edc5b6de"},
+		{"GET /{Bucket}#cors", "getCors"},
+	}
+	for _, c := range cases {
+		tool := byRoute[c.route]
+		if tool == nil {
+			t.Errorf("no tool for %s", c.route)
+			continue
+		}
+		if tool.Name != c.name {
+			t.Errorf("%s: name %q, want %q", c.route, tool.Name, c.name)
+		}
+	}
+	if tool := byRoute["GET /no-id/{user.id}/items"]; tool.Title != "List items" {
+		t.Errorf("title from summary = %q", tool.Title)
+	}
+	att := findTool(t, res, "getPurchaseOrder_AttachmentByFileName")
+	if a := findArg(t, att, "Ar_e_Ventilacao"); a.Param != "Ar e Ventilação" || a.In != InQuery {
+		t.Errorf("non-ASCII parameter = %+v", a)
+	}
+	cors := findTool(t, res, "getCors")
+	if cors.Route.Path != "/{Bucket}" || cors.Route.DocPath != "/{Bucket}#cors" {
+		t.Errorf("fragment path: %+v", cors.Route)
+	}
+	if a := findArg(t, findTool(t, res, "searchArticles"), "query"); a.In != InPath || !a.Required {
+		t.Errorf("undeclared template parameter = %+v", a)
+	}
+	cmp := findTool(t, res, "compare")
+	if findArg(t, cmp, "base").In != InPath || findArg(t, cmp, "head").In != InPath || cmp.Route.Path != "/compare/{base}...{head}" {
+		t.Errorf("mixed segment template: %+v", cmp.Route)
+	}
+	// A shorter bound still gives valid, unique names.
+	short := loadGenerate(t, "testdata/naming.yaml", GenerateOptions{MaxNameLength: 16})
+	seen := map[string]bool{}
+	for _, tool := range short.Tools {
+		if len(tool.Name) > 16 || seen[tool.Name] {
+			t.Errorf("bound 16: name %q", tool.Name)
+		}
+		seen[tool.Name] = true
+	}
+}
+
+func TestAnnotations(t *testing.T) {
+	res := loadGenerate(t, "testdata/naming.yaml", GenerateOptions{})
+	get := findTool(t, res, "repos_get").Annotations
+	del := findTool(t, res, "repos_delete").Annotations
+	if get != (Annotations{Title: "Repos get", ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: true}) {
+		t.Errorf("GET annotations = %+v", get)
+	}
+	if del != (Annotations{Title: "Repos delete", DestructiveHint: true, IdempotentHint: true, OpenWorldHint: true}) {
+		t.Errorf("DELETE annotations = %+v", del)
+	}
+	post := findTool(t, res, "post_no-id_user_id_items").Annotations
+	if post.ReadOnlyHint || post.DestructiveHint || post.IdempotentHint || !post.OpenWorldHint {
+		t.Errorf("POST annotations = %+v", post)
+	}
+	// x-mcp-* extensions: annotations, redaction, hiding.
+	ext := loadGenerate(t, "testdata/oas31.yaml", GenerateOptions{})
+	if len(ext.Tools) != 1 {
+		t.Fatalf("x-mcp-hide or webhooks made tools: %d", len(ext.Tools))
+	}
+	patch := ext.Tools[0]
+	if patch.Annotations.DestructiveHint || !slices.Equal(patch.RedactResponse, []string{"secret", "items.token"}) {
+		t.Errorf("extensions not applied: %+v %v", patch.Annotations, patch.RedactResponse)
+	}
+	// Options override extensions.
+	f := false
+	over := loadGenerate(t, "testdata/oas31.yaml", GenerateOptions{Overrides: map[string]Override{
+		"patchThing":             {Name: "edit_thing", OpenWorldHint: &f, Description: "Edit it."},
+		"DELETE /things/{id}":    {Hide: false},
+		"GET /not/in/the/doc/at": {Hide: true},
+	}})
+	tool := findTool(t, over, "edit_thing")
+	if tool.Annotations.OpenWorldHint || tool.Description != "Edit it." {
+		t.Errorf("override not applied: %+v", tool)
+	}
+}
+
+func TestOpenAPI31(t *testing.T) {
+	res := loadGenerate(t, "testdata/oas31.yaml", GenerateOptions{})
+	tool := findTool(t, res, "patchThing")
+	props, _, defs := inputProps(t, tool)
+	if !slices.Equal(props["id"]["type"].([]any), []any{"string", "integer"}) {
+		t.Errorf("type array = %v", props["id"])
+	}
+	if a := findArg(t, tool, "filter"); a.ContentType != "application/json" || a.Style != "" {
+		t.Errorf("content parameter = %+v", a)
+	}
+	thing := defs["Thing"].(map[string]any)["properties"].(map[string]any)
+	if _, ok := thing["name"].(map[string]any)["pattern"]; ok {
+		t.Error("a lookahead pattern (not RE2) was kept")
+	}
+	if _, ok := thing["secret"]; !ok {
+		t.Error("writeOnly property missing from the input")
+	}
+	if strings.Contains(string(tool.OutputSchema), "secret") {
+		t.Error("writeOnly property in the output")
+	}
+}
+
+func TestSwagger2(t *testing.T) {
+	res := loadGenerate(t, "testdata/swagger2.json", GenerateOptions{})
+	up := findTool(t, res, "uploadImage")
+	if up.Route.Body.ContentType != "multipart/form-data" {
+		t.Errorf("formData body = %+v", up.Route.Body)
+	}
+	if a := findArg(t, up, "file"); !a.File || !a.Required {
+		t.Errorf("type: file parameter = %+v", a)
+	}
+	want := []SecurityRequirement{{"basic": {}}, {}}
+	if len(up.Route.Security) != 2 || len(up.Route.Security[0]["basic"]) != 0 || len(up.Route.Security[1]) != 0 {
+		t.Errorf("security = %v, want %v", up.Route.Security, want)
+	}
+	add := findTool(t, res, "addPet")
+	if _, ok := add.Route.Security[0]["key"]; !ok {
+		t.Errorf("document security not inherited: %v", add.Route.Security)
+	}
+	if res.Servers[0] != "https://api.example.com/v1" {
+		t.Errorf("servers = %v", res.Servers)
+	}
+	if s := res.SecuritySchemes["key"]; s.Type != "apiKey" || s.In != "header" || s.Name != "X-Key" {
+		t.Errorf("security scheme = %+v", s)
+	}
+	if s := res.SecuritySchemes["basic"]; s.Type != "http" || s.Scheme != "basic" {
+		t.Errorf("security scheme = %+v", s)
+	}
+}
+
+func TestBOMAndDescriptions(t *testing.T) {
+	res := loadGenerate(t, "testdata/bom.json", GenerateOptions{})
+	if tool := findTool(t, res, "ping"); tool.Title != "Ping the server" || tool.Description != "Ping  the server" {
+		t.Errorf("title %q description %q", tool.Title, tool.Description)
+	}
+	if props, _, _ := inputProps(t, &res.Tools[0]); len(props) != 0 || !strings.Contains(string(res.Tools[0].InputSchema), `"additionalProperties":false`) {
+		t.Errorf("no-argument schema = %s", res.Tools[0].InputSchema)
+	}
+	if got := boundText("  héllo wörld  ", 8); got != "héll…" {
+		t.Errorf("boundText = %q", got)
+	}
+}
+
+func TestFilters(t *testing.T) {
+	cases := []struct {
+		name string
+		opts GenerateOptions
+		want []string
+	}{
+		{"methods", GenerateOptions{IncludeMethods: []string{"delete"}}, []string{"repos_delete"}},
+		{"include paths", GenerateOptions{IncludePaths: []string{"/dup/*"}}, []string{"duplicate", "duplicate_2", "duplicate_2_2"}},
+		{"exclude paths", GenerateOptions{ExcludePaths: []string{"/**"}}, nil},
+		{"include ops", GenerateOptions{IncludeOperations: []string{"compare", "repos/get"}}, []string{"compare", "repos_get"}},
+		{"exclude ops", GenerateOptions{IncludePaths: []string{"/repos/**"}, ExcludeOperations: []string{"repos/get"}}, []string{"repos_delete"}},
+		{"func", GenerateOptions{Filter: func(m, p string) bool { return p == "/long" }}, []string{"thisIsAVeryLongOperationIdThatGoesOnAndOnBeyondTheSixty_edc5b6de"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res := loadGenerate(t, "testdata/naming.yaml", c.opts)
+			var names []string
+			for _, tool := range res.Tools {
+				names = append(names, tool.Name)
+			}
+			if !slices.Equal(names, c.want) {
+				t.Errorf("tools = %v, want %v", names, c.want)
+			}
+		})
+	}
+	tags := loadGenerate(t, "testdata/swagger2.json", GenerateOptions{ExcludeTags: []string{"none"}})
+	if len(tags.Tools) != 2 {
+		t.Errorf("exclude tags dropped untagged operations")
+	}
+	if _, err := Generate(&Document{T: tags2doc(t)}, GenerateOptions{MaxNameLength: 200}); err == nil {
+		t.Error("MaxNameLength 200 accepted")
+	}
+}
+
+func tags2doc(t *testing.T) *openapi3.T {
+	t.Helper()
+	doc, err := Load(context.Background(), "testdata/bom.json", LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doc.T
+}
+
+func TestLoadErrors(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	cases := []struct {
+		name, body, want string
+	}{
+		{"syntax.json", "{\"openapi\": \"3.0.0\",\n \"paths\": {,}}", "syntax.json: line 2, column 12"},
+		{"noversion.json", `{"info":{}}`, `neither "openapi" nor "swagger"`},
+		{"v4.json", `{"openapi":"4.0.0"}`, `unsupported version "4.0.0"`},
+		{"badop.json", `{"openapi":"3.0.0","paths":{"/pets":{"get":"nope"}}}`, "paths./pets.get: operation is not an object"},
+		{"badref.json", `{"openapi":"3.0.0","paths":{"/p":{"get":{"responses":{"200":{"$ref":"#/components/responses/Gone"}}}}}}`, "badref.json"},
+		{"empty.yaml", "", "empty document"},
+		{"list.yaml", "- a\n- b\n", "not a mapping"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Load(context.Background(), write(c.name, c.body), LoadOptions{})
+			var le *LoadError
+			if !errors.As(err, &le) {
+				t.Fatalf("err = %v, want a *LoadError", err)
+			}
+			if !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "openapi: ") {
+				t.Errorf("err = %q, want it to contain %q", err, c.want)
+			}
+		})
+	}
+	if _, err := Load(context.Background(), filepath.Join(dir, "missing.json"), LoadOptions{}); err == nil || !strings.Contains(err.Error(), "missing.json") {
+		t.Errorf("missing file: %v", err)
+	}
+}
+
+func TestLoadSources(t *testing.T) {
+	// stdin, relative file refs and a missing whole-file ref.
+	dir := t.TempDir()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.MkdirAll(filepath.Join(dir, "schemas"), 0o755))
+	must(os.WriteFile(filepath.Join(dir, "schemas", "pet.yaml"), []byte("type: object\nproperties:\n  name: {type: string}\n  owner: {$ref: 'owner.json'}\n"), 0o644))
+	must(os.WriteFile(filepath.Join(dir, "schemas", "owner.json"), []byte(`{"type":"object","properties":{"pet":{"$ref":"pet.yaml"}}}`), 0o644))
+	main := filepath.Join(dir, "api.yaml")
+	must(os.WriteFile(main, []byte(`openapi: 3.0.3
+info: {title: Multi, version: "1"}
+paths:
+  /pets:
+    post:
+      operationId: addPet
+      requestBody:
+        content:
+          application/json:
+            schema: {$ref: 'schemas/pet.yaml'}
+      responses:
+        "200":
+          description: ok
+          content:
+            application/json:
+              schema: {$ref: 'schemas/gone.yaml'}
+`), 0o644))
+	doc, err := Load(context.Background(), main, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Warnings) == 0 || !strings.Contains(doc.Warnings[0], "gone.yaml") {
+		t.Errorf("warnings = %v, want one about gone.yaml", doc.Warnings)
+	}
+	res, err := Generate(doc, GenerateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	checkTools(t, res.Tools, &n)
+	props, _, defs := inputProps(t, &res.Tools[0])
+	if props["owner"]["$ref"] == nil || len(defs) != 2 {
+		t.Errorf("external cyclic refs: props=%v defs=%v", props, defs)
+	}
+
+	f, err := os.Open("testdata/bom.json")
+	must(err)
+	defer f.Close()
+	doc, err = Load(context.Background(), "-", LoadOptions{Stdin: f})
+	if err != nil || doc.T.Info.Title != "BOM" {
+		t.Fatalf("stdin: %v", err)
+	}
+}
