@@ -30,6 +30,7 @@ UPSTREAM=http://127.0.0.1:$UPSTREAM_PORT
 
 BIN=$(mktemp -d "${TMPDIR:-/tmp}/mcpgate-bench.XXXXXX")
 PIDS=()
+declare -A PID_OF
 cleanup() {
 	for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
 	for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
@@ -52,6 +53,7 @@ start() {
 	fi
 	"$@" 2>"$BIN/$name.log" &
 	PIDS+=($!)
+	PID_OF[$name]=$!
 	for _ in $(seq 100); do
 		port_busy "$port" && return 0
 		sleep 0.1
@@ -66,13 +68,16 @@ start revproxy "$REVPROXY_PORT" "$BIN/revproxy" -addr "127.0.0.1:$REVPROXY_PORT"
 start gosdk "$GOSDK_PORT" "$BIN/gosdk" -addr "127.0.0.1:$GOSDK_PORT" -upstream "$UPSTREAM"
 start mcpgo "$MCPGO_PORT" "$BIN/mcpgo" -addr "127.0.0.1:$MCPGO_PORT" -upstream "$UPSTREAM"
 
-# Targets: name|harness flags. The GET is always pet 1 of the demo API.
+# Targets: name|server process|harness flags. The GET is always pet 1 of the
+# demo API. The harness reports the CPU time per request of the server process
+# (srv) and of the upstream (up) from /proc, which stays meaningful when the
+# shared machine is busy and rps is not.
 TARGETS=(
-	"direct|-mode http -url $UPSTREAM/pets/1"
-	"revproxy|-mode http -url http://127.0.0.1:$REVPROXY_PORT/pets/1"
-	"gosdk|-mode mcp -url http://127.0.0.1:$GOSDK_PORT/mcp -tool get_pet -args {\"id\":1}"
-	"mcpgo|-mode mcp -url http://127.0.0.1:$MCPGO_PORT/mcp -tool get_pet -args {\"id\":1}"
-	"mcpgo-legacy|-mode mcp -proto 2025-11-25 -url http://127.0.0.1:$MCPGO_PORT/mcp -tool get_pet -args {\"id\":1}"
+	"direct|upstream|-mode http -url $UPSTREAM/pets/1"
+	"revproxy|revproxy|-mode http -url http://127.0.0.1:$REVPROXY_PORT/pets/1"
+	"gosdk|gosdk|-mode mcp -url http://127.0.0.1:$GOSDK_PORT/mcp -tool get_pet -args {\"id\":1}"
+	"mcpgo|mcpgo|-mode mcp -url http://127.0.0.1:$MCPGO_PORT/mcp -tool get_pet -args {\"id\":1}"
+	"mcpgo-legacy|mcpgo|-mode mcp -proto 2025-11-25 -url http://127.0.0.1:$MCPGO_PORT/mcp -tool get_pet -args {\"id\":1}"
 )
 
 # ---- GATEWAY: the mcpgate gateway goes here ---------------------------------
@@ -84,21 +89,23 @@ start_gateway() {
 	(cd "$ROOT" && go build -o "$BIN/" ./cmd/mcpgate)
 	start gateway "$GATEWAY_PORT" "$BIN/mcpgate" serve \
 		--spec "$ROOT/demo/openapi.json" --upstream "$UPSTREAM" --addr "127.0.0.1:$GATEWAY_PORT"
-	TARGETS+=("gateway|-mode mcp -url http://127.0.0.1:$GATEWAY_PORT/mcp -tool getPet -args {\"petId\":1}")
+	TARGETS+=("gateway|gateway|-mode mcp -url http://127.0.0.1:$GATEWAY_PORT/mcp -tool getPet -args {\"petId\":1}")
 }
 if [ "$GATEWAY" = 1 ]; then start_gateway; fi
 # ------------------------------------------------------------------------------
 
 field() { sed -n "s/.*\"$1\":\([0-9.e+-]*\).*/\1/p" <<<"$2"; }
+num() { local v; v=$(field "$1" "$2"); echo "${v:--1}"; }
 
 RESULTS=()
 for c in $CLIENTS; do
 	for t in "${TARGETS[@]}"; do
-		name=${t%%|*}
-		flags=${t#*|}
+		IFS='|' read -r name server flags <<<"$t"
+		pids=(-pid "srv=${PID_OF[$server]}")
+		if [ "$server" != upstream ]; then pids+=(-pid "up=${PID_OF[upstream]}"); fi
 		# shellcheck disable=SC2086 # flags are word-split on purpose
-		line=$("$BIN/mcpgate-bench" $flags -c "$c" -d "$DUR" -warmup "$WARMUP" -json)
-		RESULTS+=("$name $c $(field rps "$line") $(field p50_ms "$line") $(field p99_ms "$line") $(field errors "$line") $(field requests "$line")")
+		line=$("$BIN/mcpgate-bench" $flags "${pids[@]}" -c "$c" -d "$DUR" -warmup "$WARMUP" -json)
+		RESULTS+=("$name $c $(num rps "$line") $(num p50_ms "$line") $(num p99_ms "$line") $(num errors "$line") $(num srv "$line") $(num up "$line")")
 		printf '  %-13s c=%-3s %8.0f rps\n' "$name" "$c" "$(field rps "$line")" >&2
 	done
 done
@@ -106,10 +113,16 @@ done
 echo
 echo "bench/run.sh  DUR=$DUR WARMUP=$WARMUP  $(date -u +%Y-%m-%dT%H:%MZ)  $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%s\n' "${RESULTS[@]}" | awk '
-	{ name[NR]=$1; c[NR]=$2; rps[NR]=$3; p50[NR]=$4; p99[NR]=$5; err[NR]=$6; req[NR]=$7
-	  if ($1 == "revproxy") base[$2] = $3 }
+	{ name[NR]=$1; c[NR]=$2; rps[NR]=$3; p50[NR]=$4; p99[NR]=$5; err[NR]=$6; srv[NR]=$7; up[NR]=$8
+	  if ($1 == "revproxy") { base[$2] = $3; basecpu[$2] = $7 } }
 	END {
-		printf "%-14s %4s %10s %9s %9s %8s %10s\n", "target", "c", "rps", "p50 ms", "p99 ms", "errors", "x revproxy"
-		for (i = 1; i <= NR; i++)
-			printf "%-14s %4d %10.0f %9.3f %9.3f %8d %10.2f\n", name[i], c[i], rps[i], p50[i], p99[i], err[i], (base[c[i]] > 0 ? rps[i] / base[c[i]] : 0)
+		printf "%-13s %3s %8s %8s %8s %6s %8s %11s %10s %10s\n", "target", "c", "rps", "p50 ms", "p99 ms", "errors", "rps x rp", "srv us/req", "x rp cpu", "up us/req"
+		for (i = 1; i <= NR; i++) {
+			upcol = up[i] < 0 ? "-" : sprintf("%.0f", up[i])
+			printf "%-13s %3d %8.0f %8.3f %8.3f %6d %8.2f %11.0f %10.2f %10s\n", name[i], c[i], rps[i], p50[i], p99[i], err[i],
+				(base[c[i]] > 0 ? rps[i] / base[c[i]] : 0), srv[i], (basecpu[c[i]] > 0 ? srv[i] / basecpu[c[i]] : 0), upcol
+		}
+		print ""
+		print "rps x rp: rps / revproxy rps at the same c.  srv us/req: CPU of the server process per request"
+		print "(for direct: the upstream itself).  x rp cpu: that CPU / revproxy CPU.  up us/req: upstream CPU."
 	}'

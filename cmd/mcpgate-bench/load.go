@@ -372,7 +372,15 @@ func runLoad(ctx context.Context, cfg *config) (summary, error) {
 	if cfg.warmup > 0 {
 		phase(ctx, workers, cfg.warmup, 0)
 	}
+	cpu0, err := cpuSnapshot(cfg.pids)
+	if err != nil {
+		return summary{}, err
+	}
 	results, elapsed := phase(ctx, workers, cfg.d, cfg.n)
+	cpu1, err := cpuSnapshot(cfg.pids)
+	if err != nil {
+		return summary{}, err
+	}
 	var counts [numKinds]int64
 	var lat []time.Duration
 	var firstErr [numKinds]error
@@ -386,6 +394,12 @@ func runLoad(ctx context.Context, cfg *config) (summary, error) {
 		lat = append(lat, r.lat...)
 	}
 	s := newSummary(cfg, counts, lat, elapsed)
+	if len(cfg.pids) > 0 && s.Requests > 0 {
+		s.CPUPerReq = map[string]float64{}
+		for i, p := range cfg.pids {
+			s.CPUPerReq[p.name] = float64(cpu1[i]-cpu0[i]) / float64(time.Microsecond) / float64(s.Requests)
+		}
+	}
 	for k, err := range firstErr {
 		if err != nil {
 			if s.FirstErrors == nil {

@@ -61,6 +61,7 @@ type config struct {
 	method      string
 	body        string
 	headers     headerFlags
+	pids        pidFlags
 	warmup      time.Duration
 	timeout     time.Duration
 	jsonOut     bool
@@ -99,6 +100,11 @@ Examples:
   mcpgate-bench -url http://127.0.0.1:8080/mcp -tool getPet -args '{"petId":1}' -c 16 -d 5s
   mcpgate-bench -url http://127.0.0.1:8082/mcp -proto 2025-11-25 -tool get_pet -args '{"id":1}' -n 10000
   mcpgate-bench -mode http -url http://127.0.0.1:8081/pets/1 -header 'Authorization: Bearer demo-token'
+  mcpgate-bench -url http://127.0.0.1:8080/mcp -tool getPet -args '{"petId":1}' -pid gateway=4242 -pid upstream=4243
+
+On two shared cores the load generator and the servers compete: compare
+targets side by side in one run, and prefer -pid CPU time per request over
+raw rps when the machine is busy.
 
 Flags:
 `
@@ -124,6 +130,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&cfg.method, "method", "GET", "http mode: request method")
 	fs.StringVar(&cfg.body, "body", "", "http mode: request body (@file reads a file); Content-Type defaults to application/json when a body is given")
 	fs.Var(&cfg.headers, "header", "extra request header K:V (repeatable), e.g. 'Authorization: Bearer TOKEN'")
+	fs.Var(&cfg.pids, "pid", "[NAME=]PID of a local server process (repeatable): report its CPU time per measured request (Linux /proc)")
 	fs.DurationVar(&cfg.warmup, "warmup", 0, "run the same load this long before measuring (not counted)")
 	fs.DurationVar(&cfg.timeout, "timeout", 30*time.Second, "per-request timeout")
 	fs.BoolVar(&cfg.jsonOut, "json", false, "print the summary as one JSON line")
@@ -171,6 +178,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		if !validProto(cfg.proto) {
 			return nil, fmt.Errorf("-proto %q: want 2026-07-28, 2025-11-25, 2025-06-18 or 2025-03-26", cfg.proto)
 		}
+	}
+	if _, err := cpuSnapshot(cfg.pids); err != nil {
+		return nil, err
 	}
 	if strings.HasPrefix(cfg.body, "@") {
 		b, err := os.ReadFile(cfg.body[1:])

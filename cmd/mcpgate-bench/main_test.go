@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -382,5 +383,45 @@ func TestHumanOutput(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
+	}
+}
+
+func TestParseProcStat(t *testing.T) {
+	// Field 2 may hold spaces and parentheses; utime=250 and stime=50 ticks.
+	stat := "4242 (my (odd) srv) S 1 4242 4242 0 -1 4194560 900 0 0 0 250 50 0 0 20 0 9 0 1000 1000000 500 18446744073709551615"
+	d, err := parseProcStat(stat)
+	if err != nil || d != 3*time.Second {
+		t.Errorf("parseProcStat = %v, %v; want 3s", d, err)
+	}
+	for _, bad := range []string{"", "1 (x) S 1 2", "1 (x) S 1 2 3 4 5 6 7 8 9 10 x 0"} {
+		if _, err := parseProcStat(bad); err == nil {
+			t.Errorf("parseProcStat(%q) accepted", bad)
+		}
+	}
+	var p pidFlags
+	if err := p.Set("gw=12"); err != nil || p[0] != (namedPID{"gw", 12}) {
+		t.Errorf("Set(gw=12): %v %v", p, err)
+	}
+	if err := p.Set("13"); err != nil || p[1] != (namedPID{"13", 13}) {
+		t.Errorf("Set(13): %v %v", p, err)
+	}
+	if err := p.Set("x=-1"); err == nil {
+		t.Error("Set(x=-1) accepted")
+	}
+}
+
+func TestRunReportsCPUPerRequest(t *testing.T) {
+	if _, err := procCPU(os.Getpid()); err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	// The test process is the server here, so it must have used some CPU.
+	srv := httptest.NewServer(demo.New(demo.Options{}))
+	defer srv.Close()
+	s := runJSON(t, "-mode", "http", "-url", srv.URL+"/pets/1", "-n", "3000", "-c", "4", "-pid", fmt.Sprintf("self=%d", os.Getpid()))
+	if us, ok := s.CPUPerReq["self"]; !ok || us <= 0 || us > 1e5 {
+		t.Errorf("cpuUsPerReq %v", s.CPUPerReq)
+	}
+	if _, err := parseFlags([]string{"-mode", "http", "-url", srv.URL, "-pid", "999999999"}, io.Discard); err == nil {
+		t.Error("a pid that does not exist was accepted")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -56,6 +57,9 @@ type summary struct {
 	P99ms    float64          `json:"p99_ms"`
 	MaxMs    float64          `json:"max_ms"`
 	MeanMs   float64          `json:"mean_ms"`
+	// CPUPerReq is the CPU time (user+system, µs) each -pid process used per
+	// measured request.
+	CPUPerReq map[string]float64 `json:"cpuUsPerReq,omitempty"`
 	// FirstErrors holds the first error seen of each kind, for diagnosis.
 	FirstErrors map[string]string `json:"firstErrors,omitempty"`
 }
@@ -151,6 +155,20 @@ func (s summary) print(w io.Writer, asJSON bool) error {
 		s.P50ms, s.P90ms, s.P99ms, s.MaxMs, s.MeanMs)
 	if err != nil {
 		return fmt.Errorf("write summary: %w", err)
+	}
+	if len(s.CPUPerReq) > 0 {
+		names := make([]string, 0, len(s.CPUPerReq))
+		for n := range s.CPUPerReq {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		var parts []string
+		for _, n := range names {
+			parts = append(parts, fmt.Sprintf("%s %.1fµs", n, s.CPUPerReq[n]))
+		}
+		if _, err := fmt.Fprintf(w, "cpu/req   %s\n", strings.Join(parts, "  ")); err != nil {
+			return fmt.Errorf("write summary: %w", err)
+		}
 	}
 	for k, e := range s.FirstErrors {
 		if _, err := fmt.Fprintf(w, "first %s error: %s\n", k, e); err != nil {
