@@ -62,8 +62,8 @@ func TestCollisionsAreRenamedAndRouted(t *testing.T) {
 		param    string
 		required bool
 	}{
-		{"id", InPath, "id", true},              // path wins the plain name
-		{"query_id", InQuery, "id", false},      // query "id" gets the location prefix
+		{"id", InPath, "id", true},         // path wins the plain name
+		{"query_id", InQuery, "id", false}, // query "id" gets the location prefix
 		{"body_query_id", InBodyProperty, "query_id", false},
 		{"name", InBodyProperty, "name", true},
 		{"X-Trace", InHeader, "X-Trace", false},
