@@ -1,0 +1,41 @@
+// Package proxy is the dispatch half of the gateway: it turns an MCP tool
+// call (a generated [openapi.Tool] plus the call's JSON arguments) into one
+// real HTTP request to the configured upstream, and the upstream's HTTP
+// response into an [mcp.CallToolResult].
+//
+// The package owns argument validation against the tool's inputSchema,
+// parameter serialization (path, query, header and cookie parameters with
+// their OpenAPI styles; JSON, form, multipart, binary and text bodies),
+// credentials ([AuthResolver]: [Passthrough], [Static], [Chain], [None]),
+// the redirect policy, response limits, redaction and the rendering of
+// responses as content blocks.
+//
+// Build a [Proxy] once from a [Config], compile one [Endpoint] per tool with
+// [Proxy.Endpoint] (or [Proxy.Endpoints]) whenever the tool set changes, and
+// call [Proxy.Dispatch] (or [Proxy.Do], which also reports a 202 Accepted
+// for later polling) for each tools/call. [Proxy.Handler] adapts an endpoint
+// to an [mcp.ToolHandler].
+//
+// Invariants:
+//   - A credential is only ever sent to the configured upstream origin
+//     (scheme, host and port of [Config.BaseURL]). Same-origin redirects are
+//     followed (at most [Config.MaxRedirects]); a redirect to any other
+//     origin is never followed, so its target never sees a request at all,
+//     and the 3xx is reported as a tool error. Credentials never appear in
+//     logs or in tool results.
+//   - Parameters are encoded, never spliced: a path argument stays inside its
+//     path segment ("/", "?", "#", "%" are percent-encoded; a value of "." or
+//     ".." is sent as %2E / %2E%2E), no argument can change the scheme, host
+//     or port, header values with CR, LF, NUL or other control bytes are
+//     rejected, and no argument can set a hop-by-hop or credential header.
+//   - Everything the caller or the upstream did wrong (invalid arguments,
+//     4xx/5xx, 401/403, timeouts, unreachable upstream, oversized or
+//     malformed responses, cross-origin redirects) is a tool error result
+//     (isError: true) with a readable message. [Proxy.Dispatch] returns a Go
+//     error only for programming faults (nil endpoint, an endpoint of
+//     another Proxy).
+//   - Per-tool work (path template split, argument tables, header rules,
+//     redaction paths, the compiled inputSchema) is done once per
+//     [Endpoint], never per call. The package has no mutable package-level
+//     state.
+package proxy

@@ -1,0 +1,264 @@
+package proxy
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/mcpgate/mcpgate/openapi"
+)
+
+// Endpoint is one tool compiled for dispatch: the path template split into
+// literal and parameter parts, the arguments sorted by location, header
+// rules checked, redaction paths split and the inputSchema compiled (lazily,
+// once). Build it with [Proxy.Endpoint] when the tool set changes; it is
+// immutable and safe for concurrent use.
+type Endpoint struct {
+	proxy *Proxy
+	tool  openapi.Tool
+	// parsed route
+	method    string
+	pathParts []pathPart // expanded after the base URL's path
+	queryTmpl []pathPart // literal "?a={x}" text of the template, if any
+	params    map[string]*param
+	query     []*param
+	headers   []*param
+	cookies   []*param
+	bodyProps []*param
+	whole     *param
+	body      *openapi.Body
+	bodyKind  bodyKind
+	redact    [][]string
+	warnings  []string
+
+	schemaOnce sync.Once
+	schema     *jsonschema.Schema
+	schemaErr  error
+}
+
+// param is one argument with its serialization rules resolved.
+type param struct {
+	name          string // inputSchema property
+	wire          string // parameter / body property name
+	in            openapi.Location
+	required      bool
+	style         string
+	explode       bool
+	allowReserved bool
+	contentType   string
+	file          bool
+	base64        bool
+}
+
+// pathPart is a literal (already escaped) or a parameter reference.
+type pathPart struct {
+	literal string
+	param   *param
+}
+
+type bodyKind int
+
+const (
+	bodyNone bodyKind = iota
+	bodyJSON
+	bodyForm
+	bodyMultipart
+	bodyBinary // base64 argument decoded to raw bytes
+	bodyText   // string argument sent as is
+)
+
+// Name is the tool name.
+func (e *Endpoint) Name() string { return e.tool.Name }
+
+// Tool returns the tool the endpoint was compiled from.
+func (e *Endpoint) Tool() *openapi.Tool { return &e.tool }
+
+// Warnings lists what was dropped while compiling (for example a header
+// parameter no argument may set).
+func (e *Endpoint) Warnings() []string { return e.warnings }
+
+// compiledSchema compiles the inputSchema on first use.
+func (e *Endpoint) compiledSchema() (*jsonschema.Schema, error) {
+	e.schemaOnce.Do(func() {
+		if len(e.tool.InputSchema) == 0 {
+			return
+		}
+		e.schema, e.schemaErr = openapi.CompileInputSchema(&e.tool)
+	})
+	return e.schema, e.schemaErr
+}
+
+// Endpoint compiles one tool. It fails only when the tool cannot be
+// dispatched at all (a template parameter without an argument, an unknown
+// argument location, an unsupported method); droppable problems become
+// [Endpoint.Warnings] and are logged.
+func (p *Proxy) Endpoint(t *openapi.Tool) (*Endpoint, error) {
+	if t == nil {
+		return nil, errors.New("proxy: nil tool")
+	}
+	e := &Endpoint{proxy: p, tool: *t, params: make(map[string]*param, len(t.Route.Arguments))}
+	r := &e.tool.Route
+	e.method = strings.ToUpper(r.Method)
+	if !validHeaderName(e.method) {
+		return nil, fmt.Errorf("proxy: tool %s: invalid method %q", t.Name, r.Method)
+	}
+	byParam := map[string]*param{}
+	for _, a := range r.Arguments {
+		pa := &param{
+			name: a.Name, wire: a.Param, in: a.In, required: a.Required,
+			style: a.Style, explode: a.Explode, allowReserved: a.AllowReserved,
+			contentType: a.ContentType, file: a.File, base64: a.Base64,
+		}
+		switch a.In {
+		case openapi.InPath:
+			if pa.style == "" {
+				pa.style = "simple"
+			}
+			byParam[a.Param] = pa
+		case openapi.InQuery:
+			if pa.style == "" {
+				pa.style = "form"
+			}
+			e.query = append(e.query, pa)
+		case openapi.InHeader:
+			if !validHeaderName(a.Param) {
+				e.warn(fmt.Sprintf("header parameter %q has an invalid name; dropped", a.Param))
+				continue
+			}
+			if forbiddenHeader(a.Param) {
+				e.warn(fmt.Sprintf("header parameter %q is reserved (credential, hop-by-hop or framing); dropped", a.Param))
+				continue
+			}
+			e.headers = append(e.headers, pa)
+		case openapi.InCookie:
+			if !validCookieName(a.Param) {
+				e.warn(fmt.Sprintf("cookie parameter %q has an invalid name; dropped", a.Param))
+				continue
+			}
+			e.cookies = append(e.cookies, pa)
+		case openapi.InBodyProperty:
+			e.bodyProps = append(e.bodyProps, pa)
+		case openapi.InWholeBody:
+			if e.whole != nil {
+				return nil, fmt.Errorf("proxy: tool %s: two whole-body arguments", t.Name)
+			}
+			e.whole = pa
+		default:
+			return nil, fmt.Errorf("proxy: tool %s: argument %q has unknown location %q", t.Name, a.Name, a.In)
+		}
+		e.params[a.Name] = pa
+	}
+
+	// Path template: "/a/{x}/b?lit={y}".
+	tmpl, qtmpl, _ := strings.Cut(r.Path, "?")
+	if i := strings.IndexByte(qtmpl, '#'); i >= 0 {
+		qtmpl = qtmpl[:i]
+	}
+	var err error
+	if e.pathParts, err = splitTemplate(tmpl, byParam, true); err != nil {
+		return nil, fmt.Errorf("proxy: tool %s: %w", t.Name, err)
+	}
+	if qtmpl != "" {
+		if e.queryTmpl, err = splitTemplate(qtmpl, byParam, false); err != nil {
+			return nil, fmt.Errorf("proxy: tool %s: %w", t.Name, err)
+		}
+	}
+
+	// Body.
+	if b := r.Body; b != nil {
+		e.body = b
+		ct := mediaType(b.ContentType)
+		switch {
+		case strings.HasPrefix(ct, "multipart/"):
+			e.bodyKind = bodyMultipart
+		case ct == "application/x-www-form-urlencoded":
+			e.bodyKind = bodyForm
+		case e.whole != nil && e.whole.base64:
+			e.bodyKind = bodyBinary
+		case isJSONType(ct) || ct == "*/*":
+			e.bodyKind = bodyJSON
+		case e.whole != nil:
+			e.bodyKind = bodyText
+		default:
+			e.bodyKind = bodyJSON
+		}
+	} else if len(e.bodyProps) > 0 || e.whole != nil {
+		e.body = &openapi.Body{ContentType: "application/json"}
+		e.bodyKind = bodyJSON
+		if e.whole != nil && e.whole.base64 {
+			e.body.ContentType = "application/octet-stream"
+			e.bodyKind = bodyBinary
+		}
+	}
+
+	for _, path := range t.RedactResponse {
+		path = strings.TrimSpace(path)
+		if path == "" {
+			continue
+		}
+		e.redact = append(e.redact, strings.Split(path, "."))
+	}
+	for _, w := range e.warnings {
+		p.log.Warn("proxy: endpoint warning", "tool", t.Name, "warning", w)
+	}
+	return e, nil
+}
+
+func (e *Endpoint) warn(msg string) { e.warnings = append(e.warnings, msg) }
+
+// splitTemplate splits a template into escaped literals and parameters.
+func splitTemplate(tmpl string, byParam map[string]*param, path bool) ([]pathPart, error) {
+	var parts []pathPart
+	for tmpl != "" {
+		i := strings.IndexByte(tmpl, '{')
+		if i < 0 {
+			parts = append(parts, literalPart(tmpl, path))
+			break
+		}
+		j := strings.IndexByte(tmpl[i:], '}')
+		if j < 0 {
+			return nil, fmt.Errorf("unterminated {…} in path template %q", tmpl)
+		}
+		if i > 0 {
+			parts = append(parts, literalPart(tmpl[:i], path))
+		}
+		name := tmpl[i+1 : i+j]
+		pa := byParam[name]
+		if pa == nil {
+			return nil, fmt.Errorf("path template parameter {%s} has no argument", name)
+		}
+		parts = append(parts, pathPart{param: pa})
+		tmpl = tmpl[i+j+1:]
+	}
+	return parts, nil
+}
+
+func literalPart(s string, path bool) pathPart {
+	if path {
+		return pathPart{literal: string(appendPathLiteral(nil, s))}
+	}
+	// a literal query template: keep its structure (=, &), escape the rest
+	return pathPart{literal: string(appendEscaped(nil, s, makeQueryLiteral()))}
+}
+
+func makeQueryLiteral() *[256]bool { return makeTable(":/?[]@!$'()*,;=&+%") }
+
+// Endpoints compiles every tool of a generated result, keyed by tool name.
+// Tools that cannot be compiled are left out and reported in the joined
+// error (the others are still returned).
+func (p *Proxy) Endpoints(tools []openapi.Tool) (map[string]*Endpoint, error) {
+	out := make(map[string]*Endpoint, len(tools))
+	var errs []error
+	for i := range tools {
+		e, err := p.Endpoint(&tools[i])
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out[e.tool.Name] = e
+	}
+	return out, errors.Join(errs...)
+}

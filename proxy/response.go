@@ -1,0 +1,374 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/mcpgate/mcpgate/mcp"
+)
+
+// excerptBytes bounds the body excerpt in an error message.
+const excerptBytes = 2048
+
+// send performs the exchange and renders the outcome.
+func (p *Proxy) send(ctx context.Context, e *Endpoint, req *http.Request) *DispatchResult {
+	parent := ctx
+	if p.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, p.timeout)
+		defer cancel()
+		req = req.WithContext(ctx)
+	}
+	resp, err := p.client.Do(req)
+	if err != nil {
+		return &DispatchResult{Result: mcp.ToolError(p.transportMessage(parent, ctx, req, err))}
+	}
+	defer resp.Body.Close()
+	body, truncated, err := p.readBody(resp.Body)
+	if err != nil {
+		return &DispatchResult{Status: resp.StatusCode, Header: resp.Header,
+			Result: mcp.ToolError(fmt.Sprintf("HTTP %s, but reading the body failed: %s", statusText(resp.StatusCode), p.transportMessage(parent, ctx, req, err)))}
+	}
+	out := &DispatchResult{Status: resp.StatusCode, Header: resp.Header}
+	out.Result, out.Accepted = e.render(resp, body, truncated)
+	return out
+}
+
+// readBody reads at most maxBytes (reporting whether more was sent),
+// then drains a little more so the connection can be reused.
+func (p *Proxy) readBody(r io.Reader) ([]byte, bool, error) {
+	var b bytes.Buffer
+	n, err := b.ReadFrom(io.LimitReader(r, p.maxBytes+1))
+	if err != nil {
+		return nil, false, err
+	}
+	if n > p.maxBytes {
+		_, _ = io.CopyN(io.Discard, r, 64<<10)
+		return b.Bytes()[:p.maxBytes], true, nil
+	}
+	return b.Bytes(), false, nil
+}
+
+// transportMessage explains a failed exchange without the URL's query
+// (which may hold a credential) and without any header. parent is the
+// caller's context, ctx the one bounded by the proxy's timeout.
+func (p *Proxy) transportMessage(parent, ctx context.Context, req *http.Request, err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	where := req.Method + " " + p.origin + req.URL.EscapedPath()
+	switch {
+	case parent.Err() != nil && errors.Is(parent.Err(), context.Canceled):
+		return fmt.Sprintf("The call was cancelled before the upstream answered (%s).", where)
+	case parent.Err() != nil:
+		return fmt.Sprintf("The call ran out of time before the upstream answered (%s).", where)
+	case ctx.Err() != nil:
+		return fmt.Sprintf("The upstream did not answer within %s (%s).", p.timeout, where)
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return fmt.Sprintf("The upstream did not answer in time (%s): %v", where, err)
+	}
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		return fmt.Sprintf("Could not reach the upstream (%s): connection refused.", where)
+	}
+	if strings.HasPrefix(err.Error(), "stopped after") {
+		return fmt.Sprintf("The upstream redirected too many times (%s): %v", where, err)
+	}
+	return fmt.Sprintf("Could not reach the upstream (%s): %v", where, err)
+}
+
+func statusText(code int) string {
+	if t := http.StatusText(code); t != "" {
+		return strconv.Itoa(code) + " " + t
+	}
+	return strconv.Itoa(code)
+}
+
+// render turns a response into the tool result.
+func (e *Endpoint) render(resp *http.Response, body []byte, truncated bool) (*mcp.CallToolResult, *Accepted) {
+	code := resp.StatusCode
+	ct := resp.Header.Get("Content-Type")
+	mt := mediaType(ct)
+	limit := e.proxy.maxBytes
+
+	if code >= 300 && code < 400 {
+		loc := resp.Header.Get("Location")
+		if loc != "" {
+			if u, err := resp.Request.URL.Parse(loc); err == nil {
+				if originOf(u) != e.proxy.origin {
+					return mcp.ToolError(fmt.Sprintf("HTTP %s: the upstream redirected to another origin (%s); the redirect was not followed so that no credential leaves the configured upstream.", statusText(code), originOf(u))), nil
+				}
+				loc = u.Redacted()
+			}
+		}
+		if code == http.StatusNotModified {
+			return mcp.TextResult("HTTP 304 Not Modified"), nil
+		}
+		return mcp.ToolError(fmt.Sprintf("HTTP %s: redirect to %s not followed.", statusText(code), loc)), nil
+	}
+
+	if code >= 400 {
+		return mcp.ToolError(e.errorMessage(resp, code, mt, body, truncated)), nil
+	}
+
+	var accepted *Accepted
+	if code == http.StatusAccepted {
+		loc := resp.Header.Get("Operation-Location")
+		if loc == "" {
+			loc = resp.Header.Get("Location")
+		}
+		if loc != "" {
+			if u, err := resp.Request.URL.Parse(loc); err == nil {
+				loc = u.String()
+			}
+			accepted = &Accepted{Location: loc, RetryAfter: retryAfter(resp.Header.Get("Retry-After"))}
+		}
+	}
+
+	res := e.successResult(code, mt, ct, body, truncated, limit, resp)
+	if accepted != nil && !res.IsError {
+		note := "The operation was accepted (HTTP 202) and continues asynchronously. Poll " + accepted.Location + " for its status"
+		if accepted.RetryAfter > 0 {
+			note += " (retry after " + accepted.RetryAfter.String() + ")"
+		}
+		note += "."
+		res.Content = append([]mcp.Content{mcp.TextContent(note)}, res.Content...)
+	}
+	return res, accepted
+}
+
+func (e *Endpoint) successResult(code int, mt, ct string, body []byte, truncated bool, limit int64, resp *http.Response) *mcp.CallToolResult {
+	if len(body) == 0 {
+		if code == http.StatusNoContent {
+			return mcp.TextResult("HTTP 204 No Content")
+		}
+		return mcp.TextResult("HTTP " + statusText(code) + " (empty body)")
+	}
+	truncNote := mcp.TextContent(fmt.Sprintf("[Response truncated: the upstream sent more than %d bytes; only the first %d are shown.]", limit, limit))
+	switch {
+	case isJSONType(mt) || mt == "" && looksJSON(body):
+		if truncated {
+			if len(e.redact) > 0 {
+				return mcp.ToolError(fmt.Sprintf("HTTP %s: the JSON response exceeds the %d-byte limit and cannot be shown (it must be redacted first).", statusText(code), limit))
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent(validUTF8(body)), truncNote}}
+		}
+		data, text, err := e.jsonResult(body)
+		if err != nil {
+			if len(e.redact) > 0 {
+				return mcp.ToolError(fmt.Sprintf("HTTP %s: the upstream sent malformed JSON (%v).", statusText(code), err))
+			}
+			return mcp.TextResult(validUTF8(body))
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent(text)}, StructuredContent: data}
+	case isTextType(mt):
+		c := []mcp.Content{mcp.TextContent(validUTF8(body))}
+		if truncated {
+			c = append(c, truncNote)
+		}
+		return &mcp.CallToolResult{Content: c}
+	}
+	if truncated {
+		return mcp.ToolError(fmt.Sprintf("HTTP %s: the %s response exceeds the %d-byte limit.", statusText(code), orUnknown(mt), limit))
+	}
+	data := base64.StdEncoding.EncodeToString(body)
+	switch {
+	case strings.HasPrefix(mt, "image/"):
+		return &mcp.CallToolResult{Content: []mcp.Content{mcp.ImageContent(data, mt)}}
+	case strings.HasPrefix(mt, "audio/"):
+		return &mcp.CallToolResult{Content: []mcp.Content{mcp.AudioContent(data, mt)}}
+	}
+	if mt == "" {
+		mt = "application/octet-stream"
+	}
+	uri := e.proxy.origin + resp.Request.URL.EscapedPath()
+	return &mcp.CallToolResult{Content: []mcp.Content{mcp.EmbeddedResource(mcp.ResourceContents{URI: uri, MIMEType: mt, Blob: data})}}
+}
+
+// jsonResult validates and (when configured) redacts a JSON body. Without
+// redaction the body is passed through as compact json.RawMessage, never
+// decoded into Go values.
+func (e *Endpoint) jsonResult(body []byte) (any, string, error) {
+	if len(e.redact) == 0 {
+		var b bytes.Buffer
+		b.Grow(len(body))
+		if err := json.Compact(&b, body); err != nil {
+			return nil, "", err
+		}
+		raw := b.Bytes()
+		return json.RawMessage(raw), string(raw), nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, "", err
+	}
+	if dec.More() {
+		return nil, "", errors.New("trailing data after the JSON value")
+	}
+	for _, path := range e.redact {
+		redact(v, path)
+	}
+	b, err := compactJSON(v)
+	if err != nil {
+		return nil, "", err
+	}
+	return json.RawMessage(b), string(b), nil
+}
+
+// redact removes the dotted path from v; a segment landing on an array
+// applies to every element.
+func redact(v any, path []string) {
+	switch x := v.(type) {
+	case []any:
+		for _, el := range x {
+			redact(el, path)
+		}
+	case map[string]any:
+		if len(path) == 1 {
+			delete(x, path[0])
+			return
+		}
+		if next, ok := x[path[0]]; ok {
+			redact(next, path[1:])
+		}
+	}
+}
+
+// errorMessage renders a 4xx/5xx.
+func (e *Endpoint) errorMessage(resp *http.Response, code int, mt string, body []byte, truncated bool) string {
+	var b strings.Builder
+	switch code {
+	case http.StatusUnauthorized:
+		b.WriteString("Authentication failed (HTTP 401 Unauthorized): the upstream rejected the request's credentials")
+		if resp.Request.Header.Get("Authorization") == "" && resp.Request.Header.Get("Cookie") == "" {
+			b.WriteString(" (none were sent; the caller may need to sign in)")
+		}
+		b.WriteString(".")
+		if wa := resp.Header.Get("WWW-Authenticate"); wa != "" && validHeaderValue(wa) {
+			b.WriteString(" WWW-Authenticate: " + excerpt(wa, 300) + ".")
+		}
+	case http.StatusForbidden:
+		b.WriteString("Permission denied (HTTP 403 Forbidden): the caller's credentials do not allow this operation.")
+	case http.StatusTooManyRequests:
+		b.WriteString("Rate limited (HTTP 429 Too Many Requests)")
+		if d := retryAfter(resp.Header.Get("Retry-After")); d > 0 {
+			b.WriteString("; retry after " + d.String())
+		}
+		b.WriteString(".")
+	default:
+		b.WriteString("HTTP " + statusText(code))
+		if code >= 500 {
+			b.WriteString(" (upstream error)")
+		}
+		b.WriteString(".")
+	}
+	if len(body) > 0 {
+		text := ""
+		switch {
+		case isJSONType(mt) || mt == "" && looksJSON(body):
+			if len(e.redact) > 0 {
+				if truncated {
+					break
+				}
+				if _, t, err := e.jsonResult(body); err == nil {
+					text = t
+				}
+			} else {
+				var c bytes.Buffer
+				if json.Compact(&c, body) == nil {
+					text = c.String()
+				} else {
+					text = string(body)
+				}
+			}
+		case isTextType(mt):
+			text = string(body)
+		default:
+			text = fmt.Sprintf("(%d bytes of %s)", len(body), orUnknown(mt))
+		}
+		if text != "" {
+			b.WriteString(" ")
+			b.WriteString(excerpt(validUTF8([]byte(text)), excerptBytes))
+		}
+	}
+	return b.String()
+}
+
+func excerpt(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "… (" + strconv.Itoa(len(s)-cut) + " more bytes)"
+}
+
+func validUTF8(b []byte) string {
+	// cut a rune split by truncation, then replace invalid bytes
+	if !utf8.Valid(b) {
+		return strings.ToValidUTF8(string(b), "\uFFFD")
+	}
+	return string(b)
+}
+
+func orUnknown(mt string) string {
+	if mt == "" {
+		return "untyped"
+	}
+	return mt
+}
+
+func looksJSON(b []byte) bool {
+	b = bytes.TrimSpace(b)
+	return len(b) > 0 && (b[0] == '{' || b[0] == '[') && json.Valid(b)
+}
+
+// isTextType: text/*, XML, YAML, CSV, JavaScript, form data and other
+// textual media types.
+func isTextType(mt string) bool {
+	if strings.HasPrefix(mt, "text/") {
+		return true
+	}
+	for _, s := range []string{"xml", "yaml", "csv", "javascript", "ecmascript", "graphql", "sql", "x-www-form-urlencoded", "ndjson", "jsonl"} {
+		if strings.Contains(mt, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// retryAfter parses Retry-After (seconds or an HTTP date).
+func retryAfter(s string) time.Duration {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0
+	}
+	if n, err := strconv.Atoi(s); err == nil && n >= 0 {
+		return time.Duration(n) * time.Second
+	}
+	if t, err := http.ParseTime(s); err == nil {
+		if d := time.Until(t); d > 0 {
+			return d.Round(time.Second)
+		}
+	}
+	return 0
+}
