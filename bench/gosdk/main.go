@@ -33,6 +33,19 @@ func main() {
 	if err != nil {
 		log.Fatalf("gosdk: %v", err)
 	}
+	handler := newHandler(getter, *sse)
+	ln, err := benchutil.Listen(*addr)
+	if err != nil {
+		log.Fatalf("gosdk: %v", err)
+	}
+	log.Printf("gosdk: MCP on http://%s/mcp -> %s", ln.Addr(), *upstream)
+	if err := benchutil.Serve(ln, handler); err != nil {
+		log.Fatalf("gosdk: %v", err)
+	}
+}
+
+// newHandler returns the HTTP handler serving the MCP endpoint at /mcp.
+func newHandler(getter *benchutil.PetGetter, sse bool) http.Handler {
 	server := mcp.NewServer(&mcp.Implementation{Name: "bench-gosdk", Version: "1.0.0"}, nil)
 	mcp.AddTool(server, &mcp.Tool{
 		Name:        "get_pet",
@@ -58,15 +71,8 @@ func main() {
 		}, nil, nil
 	})
 	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
-		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: !*sse})
-	ln, err := benchutil.Listen(*addr)
-	if err != nil {
-		log.Fatalf("gosdk: %v", err)
-	}
-	log.Printf("gosdk: MCP on http://%s/mcp -> %s", ln.Addr(), *upstream)
+		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: !sse})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", handler)
-	if err := benchutil.Serve(ln, mux); err != nil {
-		log.Fatalf("gosdk: %v", err)
-	}
+	return mux
 }

@@ -32,6 +32,18 @@ func main() {
 	if err != nil {
 		log.Fatalf("mcpgo: %v", err)
 	}
+	ln, err := benchutil.Listen(*addr)
+	if err != nil {
+		log.Fatalf("mcpgo: %v", err)
+	}
+	log.Printf("mcpgo: MCP on http://%s/mcp -> %s", ln.Addr(), *upstream)
+	if err := benchutil.Serve(ln, newHandler(getter)); err != nil {
+		log.Fatalf("mcpgo: %v", err)
+	}
+}
+
+// newHandler returns the HTTP handler serving the MCP endpoint at /mcp.
+func newHandler(getter *benchutil.PetGetter) http.Handler {
 	s := server.NewMCPServer("bench-mcpgo", "1.0.0", server.WithToolCapabilities(false))
 	s.AddTool(mcp.NewTool("get_pet",
 		mcp.WithDescription("Get a pet by id from the demo pet store."),
@@ -50,14 +62,7 @@ func main() {
 		}
 		return mcp.NewToolResultStructured(json.RawMessage(body), string(body)), nil
 	})
-	ln, err := benchutil.Listen(*addr)
-	if err != nil {
-		log.Fatalf("mcpgo: %v", err)
-	}
-	log.Printf("mcpgo: MCP on http://%s/mcp -> %s", ln.Addr(), *upstream)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", server.NewStreamableHTTPServer(s, server.WithEndpointPath("/mcp")))
-	if err := benchutil.Serve(ln, mux); err != nil {
-		log.Fatalf("mcpgo: %v", err)
-	}
+	return mux
 }
