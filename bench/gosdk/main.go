@@ -3,7 +3,9 @@
 // server with one hand-written tool, get_pet {id}, that does GET
 // {upstream}/pets/{id} (forwarding the caller's Authorization header) and
 // returns the JSON body as text and as structuredContent. It is what the
-// gateway's generated getPet tool is measured against.
+// gateway's generated getPet tool is measured against. It listens on loopback
+// only, calls only the loopback -upstream, and keeps no state between
+// requests (go-sdk Stateless mode).
 package main
 
 import (

@@ -7,7 +7,8 @@
 // mcp-go v1.2.1 decides the protocol era per request on one endpoint: it
 // serves stateless 2026-07-28 requests (no session) and the legacy
 // initialize + Mcp-Session-Id flow for 2025-11-25 and older, so the harness
-// can drive it with -proto 2026-07-28 or -proto 2025-11-25.
+// can drive it with -proto 2026-07-28 or -proto 2025-11-25. It listens on
+// loopback only and calls only the loopback -upstream.
 package main
 
 import (

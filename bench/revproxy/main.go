@@ -1,6 +1,7 @@
 // Command revproxy is the benchmark's baseline for one extra HTTP hop: a bare
 // httputil.ReverseProxy to -upstream on a loopback address, with an idle
-// pool sized for the benchmark's concurrency and nothing else.
+// pool sized for the benchmark's concurrency and nothing else. It listens on
+// loopback only and proxies only to a loopback upstream.
 package main
 
 import (

@@ -1,5 +1,6 @@
 // Command upstream serves mcpgate's demo API (package demo) on a loopback
-// address: the upstream every benchmark target calls.
+// address: the upstream every benchmark target calls. It listens on loopback
+// only; -tokens makes it require a bearer token, as a protected API would.
 package main
 
 import (
