@@ -65,6 +65,14 @@ func TestGolden(t *testing.T) {
 			if !bytes.Equal(manifest, again) {
 				t.Error("two runs gave different manifests")
 			}
+			// The manifest reads back to itself: no drift against its own document.
+			decoded, err := DecodeManifest(manifest)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if changes := Diff(decoded, NewManifest(res)); len(changes) != 0 {
+				t.Errorf("manifest differs from itself after a round trip: %v", changes)
+			}
 			compareGolden(t, filepath.Join("testdata", "golden", name+".manifest.json"), manifest)
 			compareGolden(t, filepath.Join("testdata", "golden", name+".tools.json"), list)
 		})

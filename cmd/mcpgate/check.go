@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/mcpgate/mcpgate/openapi"
+)
+
+func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return checkCommand(ctx, args, os.Stdin, stdout, stderr)
+}
+
+func checkCommand(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := newFlagSet("check", "--spec FILE --manifest FILE [--strict] [filters]",
+		"Regenerate the tools from the OpenAPI document and compare them with a committed\n"+
+			"manifest (from 'mcpgate tools --format manifest'). Each change is printed as\n"+
+			"BREAKING (tool removed or renamed, required argument added, argument removed,\n"+
+			"type narrowed, annotation made less safe) or compatible.\n"+
+			"Exit 0 when they agree or only compatible changes were found, 1 on a breaking\n"+
+			"change (with --strict: on any change), 2 on a usage error.\n"+
+			"Pass the same filter flags as when the manifest was made.", stderr)
+	var g genFlags
+	g.register(fs)
+	manifestPath := fs.String("manifest", "", "the committed manifest (required)")
+	strict := fs.Bool("strict", false, "fail on any change, not only breaking ones")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *manifestPath == "" {
+		return usagef("--manifest is required")
+	}
+	data, err := os.ReadFile(*manifestPath)
+	if err != nil {
+		return fmt.Errorf("reading manifest: %w", err)
+	}
+	old, err := openapi.DecodeManifest(data)
+	if err != nil {
+		return fmt.Errorf("%s: %w", *manifestPath, err)
+	}
+	res, err := g.generate(ctx, stdin, stderr)
+	if err != nil {
+		return err
+	}
+	changes := openapi.Diff(old, openapi.NewManifest(res))
+	breaking := 0
+	for _, c := range changes {
+		if c.Breaking {
+			breaking++
+		}
+		fmt.Fprintln(stdout, c.String())
+	}
+	switch {
+	case len(changes) == 0:
+		fmt.Fprintf(stdout, "ok: %s agrees with %s (%d tools)\n", g.spec, *manifestPath, len(res.Tools))
+		return nil
+	case breaking > 0:
+		fmt.Fprintf(stdout, "%d changes, %d breaking: update %s (mcpgate tools --format manifest) only if the break is intended\n", len(changes), breaking, *manifestPath)
+		return &exitError{1}
+	case *strict:
+		fmt.Fprintf(stdout, "%d compatible changes (--strict): regenerate %s\n", len(changes), *manifestPath)
+		return &exitError{1}
+	default:
+		fmt.Fprintf(stdout, "%d compatible changes\n", len(changes))
+		return nil
+	}
+}

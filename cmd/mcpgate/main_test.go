@@ -1,0 +1,172 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const petsV1 = `openapi: 3.0.3
+info: {title: Pets, version: "1"}
+paths:
+  /pets:
+    get:
+      operationId: listPets
+      parameters:
+        - {name: limit, in: query, schema: {type: integer}}
+      responses: {"200": {description: ok}}
+    post:
+      operationId: createPet
+      requestBody:
+        content:
+          application/json:
+            schema:
+              type: object
+              properties: {name: {type: string}}
+      responses: {"201": {description: ok}}
+  /pets/{id}:
+    delete:
+      operationId: deletePet
+      parameters:
+        - {name: id, in: path, required: true, schema: {type: string}}
+      responses: {"204": {description: ok}}
+`
+
+func runCLI(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), args, &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+func writeFile(t *testing.T, dir, name, body string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestToolsFormats(t *testing.T) {
+	dir := t.TempDir()
+	spec := writeFile(t, dir, "pets.yaml", petsV1)
+	code, out, errOut := runCLI(t, "tools", "--spec", spec)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var list map[string][]map[string]any
+	if err := json.Unmarshal([]byte(out), &list); err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 1 || len(list["tools"]) != 3 {
+		t.Fatalf("not a tools/list result: %s", out)
+	}
+	for _, tool := range list["tools"] {
+		if _, ok := tool["route"]; ok {
+			t.Errorf("routing leaked into tools/list: %v", tool)
+		}
+		if tool["annotations"] == nil || tool["inputSchema"] == nil {
+			t.Errorf("incomplete tool: %v", tool)
+		}
+	}
+	manifest := filepath.Join(dir, "m.json")
+	if code, _, errOut := runCLI(t, "tools", "--spec", spec, "--format", "manifest", "--out", manifest); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	first, _ := os.ReadFile(manifest)
+	runCLI(t, "tools", "--spec", spec, "--format", "manifest", "--out", manifest)
+	second, _ := os.ReadFile(manifest)
+	if !bytes.Equal(first, second) || !bytes.Contains(first, []byte(`"route"`)) || !bytes.Contains(first, []byte(`"version": 1`)) {
+		t.Errorf("manifest not deterministic or incomplete:\n%s", first)
+	}
+	// stdin
+	var stdout, stderr bytes.Buffer
+	if err := toolsCommand(context.Background(), []string{"--spec", "-"}, strings.NewReader(petsV1), &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	if stdout.String() != out {
+		t.Error("stdin output differs from file output")
+	}
+}
+
+func TestCheckDrift(t *testing.T) {
+	dir := t.TempDir()
+	spec := writeFile(t, dir, "pets.yaml", petsV1)
+	manifest := filepath.Join(dir, "m.json")
+	if code, _, errOut := runCLI(t, "tools", "--spec", spec, "--format", "manifest", "--out", manifest); code != 0 {
+		t.Fatal(errOut)
+	}
+	cases := []struct {
+		name     string
+		doc      string
+		strict   bool
+		code     int
+		contains []string
+	}{
+		{"same", petsV1, false, 0, []string{"ok: "}},
+		{"description only", strings.Replace(petsV1, "operationId: listPets", "operationId: listPets\n      description: Lists pets.", 1), false, 0, []string{"compatible: listPets: description changed"}},
+		{"description only strict", strings.Replace(petsV1, "operationId: listPets", "operationId: listPets\n      description: Lists pets.", 1), true, 1, []string{"compatible"}},
+		{"optional argument added", strings.Replace(petsV1, "properties: {name: {type: string}}", "properties: {name: {type: string}, age: {type: integer}}", 1), false, 0, []string{`compatible: createPet: optional argument "age" added`}},
+		{"required argument added", strings.Replace(petsV1, "{name: limit, in: query, schema: {type: integer}}", "{name: limit, in: query, schema: {type: integer}}\n        - {name: owner, in: query, required: true, schema: {type: string}}", 1), false, 1, []string{`BREAKING: listPets: required argument "owner" added`}},
+		{"type narrowed", strings.Replace(petsV1, "properties: {name: {type: string}}", "properties: {name: {type: integer}}", 1), false, 1, []string{`BREAKING: createPet: argument "name" type narrowed from string to integer`}},
+		{"renamed", strings.Replace(petsV1, "operationId: deletePet", "operationId: removePet", 1), false, 1, []string{"BREAKING: deletePet: renamed to removePet"}},
+		{"removed", strings.Replace(petsV1, "    post:\n      operationId: createPet", "    x-post:\n      operationId: createPet", 1), false, 1, []string{"BREAKING: createPet: tool removed"}},
+		{"less safe", strings.Replace(petsV1, "operationId: listPets", "operationId: listPets\n      x-mcp-annotations: {readOnlyHint: false}", 1), false, 1, []string{"BREAKING: listPets: readOnlyHint changed from true to false"}},
+		{"safer", strings.Replace(petsV1, "operationId: deletePet", "operationId: deletePet\n      x-mcp-annotations: {destructiveHint: false}", 1), false, 0, []string{"compatible: deletePet: destructiveHint changed from true to false"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := writeFile(t, t.TempDir(), "pets.yaml", c.doc)
+			args := []string{"check", "--spec", p, "--manifest", manifest}
+			if c.strict {
+				args = append(args, "--strict")
+			}
+			code, out, errOut := runCLI(t, args...)
+			if code != c.code {
+				t.Errorf("exit %d, want %d\n%s%s", code, c.code, out, errOut)
+			}
+			for _, want := range c.contains {
+				if !strings.Contains(out, want) {
+					t.Errorf("output lacks %q:\n%s", want, out)
+				}
+			}
+		})
+	}
+}
+
+func TestUsageAndErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := writeFile(t, dir, "broken.json", `{"openapi":"3.0.0","paths":{"/x":{"get":7}}}`)
+	cases := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{nil, 2, "Usage: mcpgate <command>"},
+		{[]string{"frobnicate"}, 2, `unknown command "frobnicate"`},
+		{[]string{"tools"}, 2, "--spec is required"},
+		{[]string{"tools", "--spec", "x", "--format", "yaml"}, 2, `--format "yaml"`},
+		{[]string{"tools", "--bogus"}, 2, "flag provided but not defined"},
+		{[]string{"tools", "--spec", "x", "extra"}, 2, `unexpected argument "extra"`},
+		{[]string{"tools", "--help"}, 0, "--format mcp prints exactly a tools/list result"},
+		{[]string{"check", "--spec", "x"}, 2, "--manifest is required"},
+		{[]string{"tools", "--spec", filepath.Join(dir, "nope.yaml")}, 1, "nope.yaml"},
+		{[]string{"tools", "--spec", bad}, 1, "broken.json: paths./x.get: operation is not an object"},
+		{[]string{"check", "--spec", bad, "--manifest", filepath.Join(dir, "none.json")}, 1, "none.json"},
+		{[]string{"version"}, 0, ""},
+	}
+	for _, c := range cases {
+		code, out, errOut := runCLI(t, c.args...)
+		if code != c.code || !strings.Contains(out+errOut, c.want) {
+			t.Errorf("mcpgate %v: exit %d, want %d; output lacks %q:\n%s%s", c.args, code, c.code, c.want, out, errOut)
+		}
+	}
+	if _, out, _ := runCLI(t, "version"); !strings.HasPrefix(out, "mcpgate ") {
+		t.Errorf("version output %q", out)
+	}
+}
