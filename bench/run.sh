@@ -105,7 +105,7 @@ for c in $CLIENTS; do
 		if [ "$server" != upstream ]; then pids+=(-pid "up=${PID_OF[upstream]}"); fi
 		# shellcheck disable=SC2086 # flags are word-split on purpose
 		line=$("$BIN/mcpgate-bench" $flags "${pids[@]}" -c "$c" -d "$DUR" -warmup "$WARMUP" -json)
-		RESULTS+=("$name $c $(num rps "$line") $(num p50_ms "$line") $(num p99_ms "$line") $(num errors "$line") $(num srv "$line") $(num up "$line")")
+		RESULTS+=("$name $c $(num rps "$line") $(num p50_ms "$line") $(num p99_ms "$line") $(num errors "$line") $(num srv "$line") $(num up "$line") $(num harness "$line")")
 		printf '  %-13s c=%-3s %8.0f rps\n' "$name" "$c" "$(field rps "$line")" >&2
 	done
 done
@@ -113,16 +113,17 @@ done
 echo
 echo "bench/run.sh  DUR=$DUR WARMUP=$WARMUP  $(date -u +%Y-%m-%dT%H:%MZ)  $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%s\n' "${RESULTS[@]}" | awk '
-	{ name[NR]=$1; c[NR]=$2; rps[NR]=$3; p50[NR]=$4; p99[NR]=$5; err[NR]=$6; srv[NR]=$7; up[NR]=$8
+	{ name[NR]=$1; c[NR]=$2; rps[NR]=$3; p50[NR]=$4; p99[NR]=$5; err[NR]=$6; srv[NR]=$7; up[NR]=$8; gen[NR]=$9
 	  if ($1 == "revproxy") { base[$2] = $3; basecpu[$2] = $7 } }
 	END {
-		printf "%-13s %3s %8s %8s %8s %6s %8s %11s %10s %10s\n", "target", "c", "rps", "p50 ms", "p99 ms", "errors", "rps x rp", "srv us/req", "x rp cpu", "up us/req"
+		printf "%-13s %3s %8s %8s %8s %6s %8s %11s %9s %10s %10s\n", "target", "c", "rps", "p50 ms", "p99 ms", "errors", "rps x rp", "srv us/req", "x rp cpu", "up us/req", "gen us/req"
 		for (i = 1; i <= NR; i++) {
 			upcol = up[i] < 0 ? "-" : sprintf("%.0f", up[i])
-			printf "%-13s %3d %8.0f %8.3f %8.3f %6d %8.2f %11.0f %10.2f %10s\n", name[i], c[i], rps[i], p50[i], p99[i], err[i],
-				(base[c[i]] > 0 ? rps[i] / base[c[i]] : 0), srv[i], (basecpu[c[i]] > 0 ? srv[i] / basecpu[c[i]] : 0), upcol
+			printf "%-13s %3d %8.0f %8.3f %8.3f %6d %8.2f %11.0f %9.2f %10s %10.0f\n", name[i], c[i], rps[i], p50[i], p99[i], err[i],
+				(base[c[i]] > 0 ? rps[i] / base[c[i]] : 0), srv[i], (basecpu[c[i]] > 0 ? srv[i] / basecpu[c[i]] : 0), upcol, gen[i]
 		}
 		print ""
 		print "rps x rp: rps / revproxy rps at the same c.  srv us/req: CPU of the server process per request"
 		print "(for direct: the upstream itself).  x rp cpu: that CPU / revproxy CPU.  up us/req: upstream CPU."
+		print "gen us/req: CPU of the load generator (mcpgate-bench) itself."
 	}'

@@ -11,6 +11,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -372,12 +373,18 @@ func runLoad(ctx context.Context, cfg *config) (summary, error) {
 	if cfg.warmup > 0 {
 		phase(ctx, workers, cfg.warmup, 0)
 	}
-	cpu0, err := cpuSnapshot(cfg.pids)
+	// With -pid, the harness's own CPU is reported too, as "harness": on a
+	// small machine the load generator competes with what it measures.
+	watched := cfg.pids
+	if len(watched) > 0 {
+		watched = append(watched[:len(watched):len(watched)], namedPID{name: "harness", pid: os.Getpid()})
+	}
+	cpu0, err := cpuSnapshot(watched)
 	if err != nil {
 		return summary{}, err
 	}
 	results, elapsed := phase(ctx, workers, cfg.d, cfg.n)
-	cpu1, err := cpuSnapshot(cfg.pids)
+	cpu1, err := cpuSnapshot(watched)
 	if err != nil {
 		return summary{}, err
 	}
@@ -394,9 +401,9 @@ func runLoad(ctx context.Context, cfg *config) (summary, error) {
 		lat = append(lat, r.lat...)
 	}
 	s := newSummary(cfg, counts, lat, elapsed)
-	if len(cfg.pids) > 0 && s.Requests > 0 {
+	if len(watched) > 0 && s.Requests > 0 {
 		s.CPUPerReq = map[string]float64{}
-		for i, p := range cfg.pids {
+		for i, p := range watched {
 			s.CPUPerReq[p.name] = float64(cpu1[i]-cpu0[i]) / float64(time.Microsecond) / float64(s.Requests)
 		}
 	}

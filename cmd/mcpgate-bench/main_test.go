@@ -418,7 +418,7 @@ func TestRunReportsCPUPerRequest(t *testing.T) {
 	srv := httptest.NewServer(demo.New(demo.Options{}))
 	defer srv.Close()
 	s := runJSON(t, "-mode", "http", "-url", srv.URL+"/pets/1", "-n", "3000", "-c", "4", "-pid", fmt.Sprintf("self=%d", os.Getpid()))
-	if us, ok := s.CPUPerReq["self"]; !ok || us <= 0 || us > 1e5 {
+	if us, ok := s.CPUPerReq["self"]; !ok || us <= 0 || us > 1e5 || s.CPUPerReq["harness"] != us {
 		t.Errorf("cpuUsPerReq %v", s.CPUPerReq)
 	}
 	if _, err := parseFlags([]string{"-mode", "http", "-url", srv.URL, "-pid", "999999999"}, io.Discard); err == nil {
