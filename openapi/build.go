@@ -1,7 +1,6 @@
 package openapi
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -18,14 +17,8 @@ import (
 // tool generation reads (callbacks, webhooks, examples and links are not
 // tools and are left out), and kin's ResolveRefsIn then resolves the refs.
 
-// decodeOpenAPI3 decodes a JSON OpenAPI 3.x document into kin types.
-func decodeOpenAPI3(data []byte) (*openapi3.T, []string, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var root map[string]any
-	if err := dec.Decode(&root); err != nil {
-		return nil, nil, err
-	}
+// buildOpenAPI3 builds kin types from a generic decode of a 3.x document.
+func buildOpenAPI3(root map[string]any) (*openapi3.T, []string, error) {
 	b := &builder{}
 	t := b.doc(root)
 	if b.err != nil {

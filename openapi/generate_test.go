@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -492,5 +494,32 @@ paths:
 	doc, err = Load(context.Background(), "-", LoadOptions{Stdin: f})
 	if err != nil || doc.T.Info.Title != "BOM" {
 		t.Fatalf("stdin: %v", err)
+	}
+}
+
+func TestLoadURL(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/specs/api.json", func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`{"openapi":"3.0.0","info":{"title":"Remote","version":"1"},"paths":{"/p":{"post":{"operationId":"p",
+			"requestBody":{"content":{"application/json":{"schema":{"$ref":"common.json#/components/schemas/Thing"}}}},"responses":{"200":{"description":"ok"}}}}}}`))
+	})
+	mux.HandleFunc("/specs/common.json", func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`{"openapi":"3.0.0","info":{"title":"c","version":"1"},"paths":{},"components":{"schemas":{"Thing":{"type":"object","properties":{"x":{"type":"integer"}}}}}}`))
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	doc, err := Load(context.Background(), srv.URL+"/specs/api.json", LoadOptions{HTTPClient: srv.Client()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Generate(doc, GenerateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := findArg(t, &res.Tools[0], "x"); a.In != InBodyProperty {
+		t.Errorf("relative ref over http not followed: %+v", a)
+	}
+	if _, err := Load(context.Background(), srv.URL+"/specs/missing.json", LoadOptions{HTTPClient: srv.Client()}); err == nil || !strings.Contains(err.Error(), "404") {
+		t.Errorf("404: %v", err)
 	}
 }

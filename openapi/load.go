@@ -165,18 +165,13 @@ func parse(ctx context.Context, data []byte, source string, loc *url.URL, opts L
 		}
 		data = j
 	}
-	var probe struct {
-		Swagger any `json:"swagger"`
-		OpenAPI any `json:"openapi"`
-	}
-	if err := json.Unmarshal(data, &probe); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var root map[string]any
+	if err := dec.Decode(&root); err != nil {
 		return nil, jsonLoadError(source, data, err)
 	}
-	swagger, _ := probe.Swagger.(string)
-	oas, _ := probe.OpenAPI.(string)
-	if swagger == "" && probe.Swagger != nil {
-		swagger = fmt.Sprint(probe.Swagger)
-	}
+	oas, swagger := versionString(root["openapi"]), versionString(root["swagger"])
 	doc := &Document{Source: source}
 	switch {
 	case oas != "":
@@ -184,13 +179,13 @@ func parse(ctx context.Context, data []byte, source string, loc *url.URL, opts L
 			return nil, &LoadError{Source: source, Place: "openapi", Err: fmt.Errorf("unsupported version %q", oas)}
 		}
 		doc.SourceVersion = oas
-		t, warnings, err := decodeOpenAPI3(data)
+		t, warnings, err := buildOpenAPI3(root)
 		if err != nil {
 			var pe *placeError
 			if errors.As(err, &pe) {
 				return nil, &LoadError{Source: source, Place: pe.place, Err: err}
 			}
-			return nil, jsonLoadError(source, data, err)
+			return nil, &LoadError{Source: source, Err: err}
 		}
 		doc.Warnings = append(doc.Warnings, warnings...)
 		if err := newLoader(ctx, loc, opts, &doc.Warnings).ResolveRefsIn(t, loc); err != nil {
@@ -202,6 +197,7 @@ func parse(ctx context.Context, data []byte, source string, loc *url.URL, opts L
 			return nil, &LoadError{Source: source, Place: "swagger", Err: fmt.Errorf("unsupported version %q", swagger)}
 		}
 		doc.SourceVersion = swagger
+		root = nil // let the collector have it while kin decodes
 		t2 := &openapi2.T{}
 		if err := json.Unmarshal(data, t2); err != nil {
 			return nil, jsonLoadError(source, data, err)
@@ -265,6 +261,18 @@ func newLoader(ctx context.Context, loc *url.URL, opts LoadOptions, warnings *[]
 		}
 	}
 	return loader
+}
+
+// versionString reads a version field; YAML may give a number (2.0).
+func versionString(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	default:
+		return fmt.Sprint(x)
+	}
 }
 
 func yamlToJSON(data []byte) ([]byte, error) {
