@@ -107,6 +107,10 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, jerr.HTTPStatus(), id, jerr)
 		return
 	}
+	if msg.response {
+		writeJSONError(w, http.StatusBadRequest, msg.id, NewError(CodeInvalidRequest, "Invalid Request: clients must not send JSON-RPC responses", nil))
+		return
+	}
 	if msg.isNotification() {
 		w.WriteHeader(http.StatusAccepted)
 		return

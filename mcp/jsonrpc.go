@@ -15,6 +15,11 @@ type message struct {
 	id     json.RawMessage // nil for a notification
 	method string
 	params json.RawMessage
+
+	// A response to a server-to-client request (legacy sessions only).
+	response bool
+	result   json.RawMessage
+	errObj   json.RawMessage
 }
 
 func (m *message) isNotification() bool { return m.id == nil }
@@ -28,8 +33,6 @@ type envelope struct {
 	Result  json.RawMessage `json:"result"`
 	Error   json.RawMessage `json:"error"`
 }
-
-var errResponseMessage = errors.New("a JSON-RPC response")
 
 // decodeMessage parses one JSON-RPC request or notification. It returns the
 // request id it could read alongside any error, so that the error response
@@ -70,8 +73,10 @@ func decodeMessage(b []byte) (*message, json.RawMessage, *Error) {
 		return invalid(`jsonrpc must be "2.0"`)
 	}
 	if env.Method == nil {
-		if env.Result != nil || env.Error != nil {
-			return nil, id, NewError(CodeInvalidRequest, "Invalid Request: clients must not send JSON-RPC responses", errResponseMessage.Error()).withStatus(http.StatusBadRequest)
+		if (env.Result != nil) != (env.Error != nil) && id != nil {
+			// Only a legacy session may answer a server-to-client request;
+			// the transport decides.
+			return &message{id: id, response: true, result: env.Result, errObj: env.Error}, id, nil
 		}
 		return invalid("method is missing")
 	}

@@ -54,6 +54,8 @@ func ServeStdio(ctx context.Context, s *Server, in io.Reader, out io.Writer, opt
 			switch {
 			case jerr != nil:
 				w.write(appendError(nil, id, jerr))
+			case msg.response:
+				w.write(appendError(nil, msg.id, NewError(CodeInvalidRequest, "Invalid Request: clients must not send JSON-RPC responses", nil)))
 			case msg.isNotification():
 				if msg.method == "notifications/cancelled" {
 					var p requestParams
