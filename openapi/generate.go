@@ -53,6 +53,9 @@ type generator struct {
 	maxName     int
 	maxDesc     int
 	maxOut      int
+	maxIn       int
+	trimmedIn   int // tools whose inputSchema $defs were trimmed
+	trimmedOut  int // tools whose outputSchema $defs were trimmed
 	includePath []*regexp.Regexp
 	excludePath []*regexp.Regexp
 	methods     map[string]bool
@@ -70,6 +73,7 @@ func newGenerator(doc *Document, opts GenerateOptions) (*generator, error) {
 	}
 	g.maxDesc = cmp.Or(opts.MaxDescriptionLength, defaultMaxDescription)
 	g.maxOut = cmp.Or(opts.MaxOutputSchemaBytes, defaultMaxOutput)
+	g.maxIn = opts.MaxInputSchemaBytes
 	for _, pat := range opts.IncludePaths {
 		re, err := globRegexp(pat)
 		if err != nil {
@@ -170,6 +174,12 @@ func (g *generator) run() *Result {
 		}
 	}
 	g.uniqueNames(res.Tools)
+	if g.trimmedOut > 0 {
+		g.warn(fmt.Sprintf("%d outputSchemas were over %d bytes: their $defs farthest from the root became true (any value)", g.trimmedOut, g.maxOut))
+	}
+	if g.trimmedIn > 0 {
+		g.warn(fmt.Sprintf("%d inputSchemas were over %d bytes: their $defs farthest from the root became true (any value)", g.trimmedIn, g.maxIn))
+	}
 	res.Warnings = append(slices.Clone(g.doc.Warnings), g.warnings...)
 	return res
 }
@@ -395,7 +405,10 @@ func (g *generator) tool(docPath string, item *openapi3.PathItem, method string,
 	if len(required) > 0 {
 		root["required"] = required
 	}
-	input, err := g.in.encodeWithDefs(root, d)
+	input, trimmed, err := g.in.encodeWithDefs(root, d, g.maxIn)
+	if trimmed > 0 {
+		g.trimmedIn++
+	}
 	if err != nil {
 		g.warn(fmt.Sprintf("%s: inputSchema: %v", where, err))
 		input = json.RawMessage(`{"type":"object"}`)
@@ -800,13 +813,16 @@ func (g *generator) outputSchema(where string, op *openapi3.Operation) json.RawM
 		if !ok {
 			return nil
 		}
-		raw, err := g.out.encodeWithDefs(root, d)
+		raw, trimmed, err := g.out.encodeWithDefs(root, d, g.maxOut)
 		if err != nil {
 			g.warn(fmt.Sprintf("%s: outputSchema: %v", where, err))
 			return nil
 		}
+		if trimmed > 0 {
+			g.trimmedOut++
+		}
 		if g.maxOut > 0 && len(raw) > g.maxOut {
-			g.warn(fmt.Sprintf("%s: outputSchema of %d bytes is over the %d-byte bound; left out", where, len(raw), g.maxOut))
+			g.warn(fmt.Sprintf("%s: outputSchema of %d bytes is over the %d-byte bound even without its $defs; left out", where, len(raw), g.maxOut))
 			return nil
 		}
 		return raw

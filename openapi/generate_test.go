@@ -523,3 +523,25 @@ func TestLoadURL(t *testing.T) {
 		t.Errorf("404: %v", err)
 	}
 }
+
+func TestSchemaBudget(t *testing.T) {
+	res := loadGenerate(t, "testdata/circular.json", GenerateOptions{MaxOutputSchemaBytes: 130, MaxInputSchemaBytes: 60})
+	out := string(findTool(t, res, "listTrees").OutputSchema)
+	if !strings.Contains(out, `"A":{"properties"`) || !strings.Contains(out, `"B":true`) {
+		t.Errorf("outputSchema not trimmed breadth-first: %s", out)
+	}
+	in := findTool(t, res, "createNode")
+	if !strings.Contains(string(in.InputSchema), `"$defs":{"Node":true}`) {
+		t.Errorf("inputSchema not trimmed: %s", in.InputSchema)
+	}
+	var n int
+	checkTools(t, res.Tools, &n)
+	if !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "2 outputSchemas were over 130 bytes") }) {
+		t.Errorf("no trimming warning: %v", res.Warnings)
+	}
+	// Unbounded: everything kept.
+	full := loadGenerate(t, "testdata/circular.json", GenerateOptions{MaxOutputSchemaBytes: -1})
+	if strings.Contains(string(findTool(t, full, "listTrees").OutputSchema), "true") {
+		t.Error("unbounded schema trimmed")
+	}
+}

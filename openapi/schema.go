@@ -114,41 +114,59 @@ func (c *schemaConverter) def(s *openapi3.Schema, ref string) *defEntry {
 	for dep := range d {
 		e.deps = append(e.deps, dep)
 	}
+	slices.SortFunc(e.deps, func(a, b *openapi3.Schema) int { return strings.Compare(c.namer.names[a], c.namer.names[b]) })
 	return e
 }
 
 // encodeWithDefs encodes root (an object) and appends "$defs" holding the
-// transitive closure of d, sorted by name.
-func (c *schemaConverter) encodeWithDefs(root map[string]any, d deps) ([]byte, error) {
-	raw, err := marshalNoEscape(root)
+// transitive closure of d, sorted by name. With budget > 0, $defs are taken
+// breadth-first from the root while the encoding stays within budget bytes;
+// the ones beyond become `true` (any value), so every $ref still resolves and
+// the schema stays truthful, only less detailed far from the root. trimmed
+// counts those.
+func (c *schemaConverter) encodeWithDefs(root map[string]any, d deps, budget int) (raw []byte, trimmed int, err error) {
+	raw, err = marshalNoEscape(root)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if len(d) == 0 {
-		return raw, nil
+		return raw, 0, nil
 	}
-	seen := map[*openapi3.Schema]bool{}
-	stack := make([]*openapi3.Schema, 0, len(d))
+	queue := make([]*defEntry, 0, len(d))
 	for s := range d {
-		stack = append(stack, s)
+		queue = append(queue, c.defs[s])
 	}
-	var entries []*defEntry
-	for len(stack) > 0 {
-		s := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if seen[s] {
+	slices.SortFunc(queue, func(a, b *defEntry) int { return strings.Compare(a.name, b.name) })
+	seen := make(map[*defEntry]bool, len(queue))
+	for _, e := range queue {
+		seen[e] = true
+	}
+	type out struct {
+		e    *defEntry
+		full bool
+	}
+	var entries []out
+	size := len(raw) + 16
+	for i := 0; i < len(queue); i++ {
+		e := queue[i]
+		cost := len(e.name) + len(e.raw) + 4
+		if budget > 0 && size+cost > budget {
+			entries = append(entries, out{e, false})
+			trimmed++
+			size += len(e.name) + 8
 			continue
 		}
-		seen[s] = true
-		e := c.defs[s]
-		entries = append(entries, e)
-		stack = append(stack, e.deps...)
+		size += cost
+		entries = append(entries, out{e, true})
+		for _, dep := range e.deps {
+			de := c.defs[dep]
+			if !seen[de] {
+				seen[de] = true
+				queue = append(queue, de)
+			}
+		}
 	}
-	slices.SortFunc(entries, func(a, b *defEntry) int { return strings.Compare(a.name, b.name) })
-	size := len(raw) + 16
-	for _, e := range entries {
-		size += len(e.name) + len(e.raw) + 4
-	}
+	slices.SortFunc(entries, func(a, b out) int { return strings.Compare(a.e.name, b.e.name) })
 	var buf bytes.Buffer
 	buf.Grow(size)
 	buf.Write(raw[:len(raw)-1])
@@ -156,17 +174,21 @@ func (c *schemaConverter) encodeWithDefs(root map[string]any, d deps) ([]byte, e
 		buf.WriteByte(',')
 	}
 	buf.WriteString(`"$defs":{`)
-	for i, e := range entries {
+	for i, o := range entries {
 		if i > 0 {
 			buf.WriteByte(',')
 		}
 		buf.WriteByte('"')
-		buf.WriteString(e.name)
+		buf.WriteString(o.e.name)
 		buf.WriteString(`":`)
-		buf.Write(e.raw)
+		if o.full {
+			buf.Write(o.e.raw)
+		} else {
+			buf.WriteString("true")
+		}
 	}
 	buf.WriteString("}}")
-	return buf.Bytes(), nil
+	return buf.Bytes(), trimmed, nil
 }
 
 // convert converts one schema value (not a reference) into a 2020-12 schema.

@@ -13,8 +13,8 @@
 //     method in the order GET, PUT, POST, DELETE, OPTIONS, HEAD, PATCH, TRACE.
 //   - Every operation that passes the filters gives exactly one tool; webhooks
 //     and callbacks are never tools.
-//   - Tool names are unique and match [GenerateOptions.NamePattern] semantics
-//     (`^[A-Za-z0-9_-]{1,N}$`, N = MaxNameLength, 64 by default).
+//   - Tool names are unique and match `^[A-Za-z0-9_-]{1,N}$`
+//     (N = [GenerateOptions].MaxNameLength, 64 by default).
 //   - Every inputSchema is a JSON Schema 2020-12 object whose root is
 //     `{"type":"object",...}`; referenced schemas live in `$defs` (cycles are
 //     kept as `$ref`s); argument (property) names are unique and match
@@ -228,10 +228,14 @@ type GenerateOptions struct {
 	// MaxDescriptionLength bounds tool descriptions in bytes (cut at a rune
 	// boundary, "…" appended): 0 means 1024; negative means unbounded.
 	MaxDescriptionLength int `json:"maxDescriptionLength,omitempty"`
-	// MaxOutputSchemaBytes bounds an encoded outputSchema: a larger one is
-	// left out (with a warning), since it only advertises the result. 0 means
-	// 256 KiB; negative means unbounded.
+	// MaxOutputSchemaBytes bounds an encoded outputSchema: past it, the
+	// $defs farthest (breadth-first) from the root become `true` (any
+	// value), so the schema stays truthful but less detailed; a schema still
+	// over the bound is left out. 0 means 256 KiB; negative means unbounded.
 	MaxOutputSchemaBytes int `json:"maxOutputSchemaBytes,omitempty"`
+	// MaxInputSchemaBytes bounds an encoded inputSchema the same way (the
+	// root and its properties are always kept). 0 or negative: unbounded.
+	MaxInputSchemaBytes int `json:"maxInputSchemaBytes,omitempty"`
 }
 
 // Override changes one operation's tool. Zero fields change nothing.

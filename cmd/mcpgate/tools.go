@@ -20,6 +20,7 @@ type genFlags struct {
 	includeOps, excludeOps             string
 	overrides                          string
 	maxName, maxDescription, maxOutput int
+	maxInput                           int
 	validate, verbose                  bool
 }
 
@@ -34,7 +35,8 @@ func (g *genFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&g.overrides, "overrides", "", "overrides file (JSON or YAML) keyed by operationId or \"METHOD /path\"")
 	fs.IntVar(&g.maxName, "max-name-length", 64, "maximum tool name length (16..128)")
 	fs.IntVar(&g.maxDescription, "max-description-length", 1024, "maximum tool description length in bytes (-1: unbounded)")
-	fs.IntVar(&g.maxOutput, "max-output-schema-bytes", 256<<10, "leave out larger outputSchemas (-1: unbounded)")
+	fs.IntVar(&g.maxOutput, "max-output-schema-bytes", 256<<10, "bound outputSchemas: past it, the $defs farthest from the root become true (-1: unbounded)")
+	fs.IntVar(&g.maxInput, "max-input-schema-bytes", 0, "bound inputSchemas the same way (0: unbounded)")
 	fs.BoolVar(&g.validate, "validate", false, "also run kin-openapi validation and report its findings as warnings")
 	fs.BoolVar(&g.verbose, "v", false, "print every warning (default: the first 10 and a count)")
 }
@@ -60,6 +62,7 @@ func (g *genFlags) generate(ctx context.Context, stdin io.Reader, stderr io.Writ
 		IncludePaths: splitList(g.includePaths), ExcludePaths: splitList(g.excludePaths),
 		IncludeOperations: splitList(g.includeOps), ExcludeOperations: splitList(g.excludeOps),
 		MaxNameLength: g.maxName, MaxDescriptionLength: g.maxDescription, MaxOutputSchemaBytes: g.maxOutput,
+		MaxInputSchemaBytes: g.maxInput,
 	}
 	if g.maxName < 16 || g.maxName > 128 {
 		return nil, usagef("--max-name-length %d: must be between 16 and 128", g.maxName)
