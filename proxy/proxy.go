@@ -92,7 +92,8 @@ type Proxy struct {
 	auth         AuthResolver
 	userAgent    []string
 	log          *slog.Logger
-	bufs         sync.Pool
+	bufs         sync.Pool // *[]byte scratch for building URLs
+	respBufs     sync.Pool // *bytes.Buffer for reading response bodies
 }
 
 // New builds a Proxy.
@@ -145,6 +146,7 @@ func New(cfg Config) (*Proxy, error) {
 	}
 	p.client = &http.Client{Transport: rt, CheckRedirect: p.checkRedirect}
 	p.bufs.New = func() any { b := make([]byte, 0, 512); return &b }
+	p.respBufs.New = func() any { return new(bytes.Buffer) }
 	return p, nil
 }
 
@@ -162,15 +164,22 @@ func originOf(u *url.URL) string {
 	return scheme + "://" + net.JoinHostPort(host, port)
 }
 
-// errCrossOrigin marks a redirect that was not followed.
-var errCrossOrigin = errors.New("cross-origin redirect not followed")
+// sameOrigin reports whether u is on the configured upstream origin; the
+// common case (scheme and host spelled exactly like the base URL) costs no
+// allocation.
+func (p *Proxy) sameOrigin(u *url.URL) bool {
+	if u.Scheme == p.base.Scheme && u.Host == p.base.Host {
+		return true
+	}
+	return originOf(u) == p.origin
+}
 
 // checkRedirect follows same-origin redirects only. A redirect to another
 // origin is not followed at all (the 3xx is returned to Dispatch, which
 // reports it), so the other origin never receives the request and
 // therefore never sees a credential.
 func (p *Proxy) checkRedirect(req *http.Request, via []*http.Request) error {
-	if originOf(req.URL) != p.origin {
+	if !p.sameOrigin(req.URL) {
 		return http.ErrUseLastResponse
 	}
 	if p.maxRedirects < 0 {
@@ -397,7 +406,7 @@ func (p *Proxy) buildRequest(ctx context.Context, e *Endpoint, args map[string]a
 	}
 	u.Path = path
 	u.RawPath = rawPath
-	if originOf(&u) != p.origin { // defence in depth: cannot happen
+	if !p.sameOrigin(&u) { // defence in depth: cannot happen
 		return nil, nil, fmt.Errorf("proxy: tool %s: built URL left the upstream origin", e.tool.Name)
 	}
 
@@ -459,7 +468,7 @@ func (p *Proxy) buildRequest(ctx context.Context, e *Endpoint, args map[string]a
 	if err := p.auth.Apply(ctx, req, &e.tool.Route); err != nil {
 		return nil, mcp.ToolError("Authentication failed: " + err.Error()), nil
 	}
-	if originOf(req.URL) != p.origin { // the resolver must not move the request
+	if !p.sameOrigin(req.URL) { // the resolver must not move the request
 		return nil, nil, fmt.Errorf("proxy: tool %s: auth resolver changed the request origin", e.tool.Name)
 	}
 	return req, nil, nil

@@ -37,7 +37,9 @@ func (p *Proxy) send(ctx context.Context, e *Endpoint, req *http.Request) *Dispa
 		return &DispatchResult{Result: mcp.ToolError(p.transportMessage(parent, ctx, req, err))}
 	}
 	defer resp.Body.Close()
-	body, truncated, err := p.readBody(resp.Body)
+	buf := p.respBufs.Get().(*bytes.Buffer)
+	defer p.putRespBuf(buf)
+	body, truncated, err := p.readBody(buf, resp.Body)
 	if err != nil {
 		return &DispatchResult{Status: resp.StatusCode, Header: resp.Header,
 			Result: mcp.ToolError(fmt.Sprintf("HTTP %s, but reading the body failed: %s", statusText(resp.StatusCode), p.transportMessage(parent, ctx, req, err)))}
@@ -47,11 +49,12 @@ func (p *Proxy) send(ctx context.Context, e *Endpoint, req *http.Request) *Dispa
 	return out
 }
 
-// readBody reads at most maxBytes (reporting whether more was sent),
-// then drains a little more so the connection can be reused.
-func (p *Proxy) readBody(r io.Reader) ([]byte, bool, error) {
-	var b bytes.Buffer
-	n, err := b.ReadFrom(io.LimitReader(r, p.maxBytes+1))
+// readBody reads at most maxBytes into b (reporting whether more was
+// sent), then drains a little more so the connection can be reused. The
+// bytes are only valid until b goes back to the pool: render copies what
+// it keeps.
+func (p *Proxy) readBody(b *bytes.Buffer, r io.Reader) ([]byte, bool, error) {
+	n, err := b.ReadFrom(&io.LimitedReader{R: r, N: p.maxBytes + 1})
 	if err != nil {
 		return nil, false, err
 	}
@@ -92,6 +95,15 @@ func (p *Proxy) transportMessage(parent, ctx context.Context, req *http.Request,
 	return fmt.Sprintf("Could not reach the upstream (%s): %v", where, err)
 }
 
+// putRespBuf returns a response buffer to the pool unless it grew large.
+func (p *Proxy) putRespBuf(b *bytes.Buffer) {
+	if b.Cap() > 64<<10 {
+		return
+	}
+	b.Reset()
+	p.respBufs.Put(b)
+}
+
 func statusText(code int) string {
 	if t := http.StatusText(code); t != "" {
 		return strconv.Itoa(code) + " " + t
@@ -110,7 +122,7 @@ func (e *Endpoint) render(resp *http.Response, body []byte, truncated bool) (*mc
 		loc := resp.Header.Get("Location")
 		if loc != "" {
 			if u, err := resp.Request.URL.Parse(loc); err == nil {
-				if originOf(u) != e.proxy.origin {
+				if !e.proxy.sameOrigin(u) {
 					return mcp.ToolError(fmt.Sprintf("HTTP %s: the upstream redirected to another origin (%s); the redirect was not followed so that no credential leaves the configured upstream.", statusText(code), originOf(u))), nil
 				}
 				loc = u.Redacted()
