@@ -31,6 +31,8 @@ type HTTPOptions struct {
 	// WriteTimeout bounds each write to the client (default 30 s). Streams
 	// stay open as long as they keep writing.
 	WriteTimeout time.Duration
+	// Legacy configures the serving of 2025-11-25 (and older) clients.
+	Legacy LegacyOptions
 }
 
 // NewHTTPHandler serves s over Streamable HTTP at whatever path it is
@@ -51,28 +53,39 @@ func NewHTTPHandler(s *Server, opts *HTTPOptions) http.Handler {
 	}
 	h.hosts = newHostSet(h.opts.AllowedHosts)
 	h.origins = newHostSet(h.opts.AllowedOrigins)
+	h.sessions = newSessionStore(h.opts.Legacy.MaxSessions, h.opts.Legacy.IdleTimeout)
+	s.onClose(h.sessions.closeAll)
 	return h
 }
 
 type httpHandler struct {
-	srv     *Server
-	opts    HTTPOptions
-	hosts   hostSet
-	origins hostSet
+	srv      *Server
+	opts     HTTPOptions
+	hosts    hostSet
+	origins  hostSet
+	sessions *sessionStore
 }
 
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", http.MethodPost)
-		writeJSONError(w, http.StatusMethodNotAllowed, nil, NewError(CodeInvalidRequest, "Method not allowed: the MCP endpoint accepts POST only", nil))
-		return
-	}
 	if !h.hosts.allowHost(r.Host) {
 		writeJSONError(w, http.StatusForbidden, nil, NewError(CodeInvalidRequest, "Forbidden: Host not allowed", nil))
 		return
 	}
 	if o := r.Header.Get("Origin"); o != "" && !h.origins.allowOrigin(o) {
 		writeJSONError(w, http.StatusForbidden, nil, NewError(CodeInvalidRequest, "Forbidden: Origin not allowed", nil))
+		return
+	}
+	if r.Method != http.MethodPost {
+		legacy := !h.opts.Legacy.Disable && r.Header.Get(HeaderSessionID) != ""
+		switch {
+		case legacy && r.Method == http.MethodGet:
+			h.serveLegacyGET(w, r)
+		case legacy && r.Method == http.MethodDelete:
+			h.serveLegacyDELETE(w, r)
+		default:
+			w.Header().Set("Allow", http.MethodPost)
+			writeJSONError(w, http.StatusMethodNotAllowed, nil, NewError(CodeInvalidRequest, "Method not allowed: the MCP endpoint accepts POST only", nil))
+		}
 		return
 	}
 	if ct := r.Header.Get("Content-Type"); ct != "" {
@@ -105,6 +118,10 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	msg, id, jerr := decodeMessage(body)
 	if jerr != nil {
 		writeJSONError(w, jerr.HTTPStatus(), id, jerr)
+		return
+	}
+	if h.legacyRoute(r, msg) {
+		h.serveLegacyPOST(w, r, rc, msg)
 		return
 	}
 	if msg.response {

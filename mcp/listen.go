@@ -148,11 +148,16 @@ type listenFilter struct {
 	ResourcesListChanged  bool     `json:"resourcesListChanged,omitempty"`
 	ResourceSubscriptions []string `json:"resourceSubscriptions,omitempty"`
 	TaskIDs               []string `json:"taskIds,omitempty"`
+
+	allResources bool // legacy sessions filter resource updates themselves
 }
 
 // watches reports whether uri is subscribed, or lies under a subscribed
 // directory-like URI (one ending in "/").
 func (f *listenFilter) watches(uri string) bool {
+	if f.allResources {
+		return true
+	}
 	for _, s := range f.ResourceSubscriptions {
 		if uri == s || (strings.HasSuffix(s, "/") && strings.HasPrefix(uri, s)) {
 			return true

@@ -185,6 +185,7 @@ type call struct {
 	params *requestParams
 	req    *Request
 	spec   methodSpec
+	legacy bool // a request of a legacy (initialize-based) session
 }
 
 // HeaderSource gives the transport's request headers to admission; stdio has

@@ -199,8 +199,8 @@ type taskParams struct {
 
 // callTaskTool serves tools/call of a task tool.
 func (s *Server) callTaskTool(ctx context.Context, c *call, t *TaskTool, name string, args json.RawMessage) ([]byte, *Error) {
-	declared := c.req.Capabilities.HasExtension(ExtensionTasks)
-	if !declared && t.Support == TaskRequired {
+	declared := c.req.Capabilities.HasExtension(ExtensionTasks) && !c.legacy
+	if !declared && t.Support == TaskRequired && !c.legacy { // legacy sessions run task tools synchronously
 		return nil, ErrMissingCapability("Tool "+name+" runs as a task: declare the "+ExtensionTasks+" extension", tasksCapability())
 	}
 	req := &CallToolRequest{Request: c.req, Name: name, Arguments: args}

@@ -38,7 +38,7 @@ func newServer(logger *slog.Logger) (*mcp.Server, *taskRuntime, error) {
 		Logger:       logger,
 	})
 	f := &fixtures{s: s}
-	for _, add := range []func() error{f.tools, f.mrtrTools, f.resources, f.prompts} {
+	for _, add := range []func() error{f.tools, f.mrtrTools, f.legacyTools, f.resources, f.prompts} {
 		if err := add(); err != nil {
 			return nil, nil, err
 		}

@@ -1,0 +1,236 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// HeaderSessionID is the legacy session header.
+const HeaderSessionID = "Mcp-Session-Id"
+
+// LegacyOptions configure the serving of initialize-based (2025-11-25 and
+// earlier) clients on the same endpoint.
+type LegacyOptions struct {
+	// Disable answers legacy clients as a modern-only server would.
+	Disable bool
+	// MaxSessions bounds live sessions (default 10,000); initialize beyond
+	// it gets 503.
+	MaxSessions int
+	// IdleTimeout ends a session unused for this long (default 30 min).
+	IdleTimeout time.Duration
+}
+
+// legacyRoute decides whether a POST belongs to a legacy session: a modern
+// MCP-Protocol-Version header always means modern; otherwise a session id,
+// or an initialize without modern _meta, means legacy.
+func (h *httpHandler) legacyRoute(r *http.Request, msg *message) bool {
+	if h.opts.Legacy.Disable {
+		return false
+	}
+	if hv := r.Header.Get(HeaderProtocolVersion); hv != "" && !isLegacyVersion(hv) {
+		return false
+	}
+	if r.Header.Get(HeaderSessionID) != "" {
+		return true
+	}
+	return msg.method == "initialize" && !hasModernMeta(msg.params)
+}
+
+func hasModernMeta(params json.RawMessage) bool {
+	if params == nil {
+		return false
+	}
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return false
+	}
+	_, ok := p.Meta[MetaProtocolVersion]
+	return ok
+}
+
+// serveLegacyPOST serves one POSTed message of a legacy client.
+func (h *httpHandler) serveLegacyPOST(w http.ResponseWriter, r *http.Request, rc *http.ResponseController, msg *message) {
+	if msg.method == "initialize" && r.Header.Get(HeaderSessionID) == "" {
+		if msg.isNotification() {
+			writeJSONError(w, http.StatusBadRequest, nil, NewError(CodeInvalidRequest, "Invalid Request: initialize must be a request", nil))
+			return
+		}
+		sess, res, jerr := h.srv.newSession(msg.params, PrincipalFrom(r.Context()))
+		if jerr != nil {
+			writeJSONError(w, http.StatusOK, msg.id, jerr)
+			return
+		}
+		if err := h.sessions.add(sess); err != nil {
+			sess.close()
+			writeJSONError(w, http.StatusServiceUnavailable, msg.id, NewError(CodeInternalError, "Too many sessions: try again later", nil))
+			return
+		}
+		w.Header().Set(HeaderSessionID, sess.id)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(appendResponse(nil, msg.id, res))
+		return
+	}
+	sess := h.sessions.get(r.Header.Get(HeaderSessionID))
+	if sess == nil {
+		writeJSONError(w, http.StatusNotFound, msg.id, NewError(CodeInvalidRequest, "Session not found: initialize a new session", nil))
+		return
+	}
+	if !samePrincipal(sess.principal, PrincipalFrom(r.Context())) {
+		writeJSONError(w, http.StatusNotFound, msg.id, NewError(CodeInvalidRequest, "Session not found: initialize a new session", nil))
+		return
+	}
+	switch {
+	case msg.response:
+		sess.deliver(msg)
+		w.WriteHeader(http.StatusAccepted)
+		return
+	case msg.isNotification():
+		if msg.method == "notifications/cancelled" {
+			sess.cancelRequest(msg.params)
+		}
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	sess.track(msg.id, cancel)
+	defer sess.untrack(msg.id)
+	st := &httpStream{w: w, rc: rc, timeout: h.opts.WriteTimeout}
+	res, jerr := sess.serve(ctx, msg, st)
+	if jerr != nil {
+		jerr.status = 0
+	}
+	st.finish(msg.id, res, jerr)
+}
+
+// samePrincipal keeps a session to the caller that opened it.
+func samePrincipal(a, b Principal) bool { return a.Subject == b.Subject && a.Tenant == b.Tenant }
+
+// serveLegacyGET is a session's standalone SSE stream: list changes and
+// resource updates, each with an event id; Last-Event-ID replays what the
+// client missed (as far as the session remembers).
+func (h *httpHandler) serveLegacyGET(w http.ResponseWriter, r *http.Request) {
+	sess := h.sessions.get(r.Header.Get(HeaderSessionID))
+	if sess == nil || !samePrincipal(sess.principal, PrincipalFrom(r.Context())) {
+		writeJSONError(w, http.StatusNotFound, nil, NewError(CodeInvalidRequest, "Session not found: initialize a new session", nil))
+		return
+	}
+	ctx, stop := context.WithCancel(r.Context())
+	defer stop()
+	sess.mu.Lock()
+	prev := sess.streamStop
+	sess.streamStop = stop
+	sess.mu.Unlock()
+	if prev != nil {
+		prev() // one GET stream per session: the newest wins
+	}
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Time{})
+	st := &httpStream{w: w, rc: rc, timeout: h.opts.WriteTimeout}
+	st.mu.Lock()
+	st.startSSE()
+	err := rc.Flush()
+	st.mu.Unlock()
+	if err != nil {
+		return
+	}
+	write := func(ev sessionEvent) error {
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		_ = rc.SetWriteDeadline(time.Now().Add(st.timeout))
+		b := make([]byte, 0, len(ev.msg)+32)
+		b = append(b, "id: "...)
+		b = strconv.AppendInt(b, ev.id, 10)
+		b = append(b, "\ndata: "...)
+		b = append(append(b, ev.msg...), "\n\n"...)
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+		return rc.Flush()
+	}
+	if last, err := strconv.ParseInt(r.Header.Get("Last-Event-ID"), 10, 64); err == nil {
+		for _, ev := range sess.eventsAfter(last) {
+			if write(ev) != nil {
+				return
+			}
+		}
+	}
+	for _, msg := range sess.pendingNotifications() { // what arrived while no stream was open
+		if write(sess.nextEvent(msg)) != nil {
+			return
+		}
+	}
+	keepalive := time.NewTicker(h.srv.opts.KeepAlive)
+	defer keepalive.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-sess.done:
+			return
+		case <-h.srv.listeners.done:
+			return
+		case <-keepalive.C:
+			if st.keepalive() != nil {
+				return
+			}
+		case <-sess.sub.wake:
+			for _, msg := range sess.pendingNotifications() {
+				if write(sess.nextEvent(msg)) != nil {
+					return
+				}
+			}
+		}
+	}
+}
+
+// serveLegacyDELETE ends a session.
+func (h *httpHandler) serveLegacyDELETE(w http.ResponseWriter, r *http.Request) {
+	id := r.Header.Get(HeaderSessionID)
+	sess := h.sessions.get(id)
+	if sess == nil || !samePrincipal(sess.principal, PrincipalFrom(r.Context())) {
+		writeJSONError(w, http.StatusNotFound, nil, NewError(CodeInvalidRequest, "Session not found", nil))
+		return
+	}
+	h.sessions.remove(id)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// In-flight requests of a session, so notifications/cancelled can stop them.
+
+func (sess *session) track(id json.RawMessage, cancel context.CancelFunc) {
+	sess.mu.Lock()
+	if sess.inflight == nil {
+		sess.inflight = map[string]context.CancelFunc{}
+	}
+	sess.inflight[string(id)] = cancel
+	sess.mu.Unlock()
+}
+
+func (sess *session) untrack(id json.RawMessage) {
+	sess.mu.Lock()
+	delete(sess.inflight, string(id))
+	sess.mu.Unlock()
+}
+
+func (sess *session) cancelRequest(params json.RawMessage) {
+	var p struct {
+		RequestID json.RawMessage `json:"requestId"`
+	}
+	if json.Unmarshal(params, &p) != nil || p.RequestID == nil {
+		return
+	}
+	sess.mu.Lock()
+	cancel := sess.inflight[strings.TrimSpace(string(p.RequestID))]
+	sess.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
