@@ -39,4 +39,7 @@ if [[ -z "${QUICK:-}" ]]; then
 
   step "MCP conformance suite (2026-07-28)"
   scripts/conformance.sh
+
+  step "MCP conformance suite (2025-11-25 clients, same server)"
+  scripts/conformance.sh -v 2025-11-25
 fi
