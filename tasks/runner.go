@@ -493,10 +493,11 @@ func (x *Exec) observe(t Task) {
 
 func (x *Exec) setWaiting(w bool) {
 	x.mu.Lock()
+	started := w && !x.waiting
 	x.waiting = w
 	x.mu.Unlock()
-	if w {
-		x.poke() // re-read promptly once, then poll
+	if started {
+		x.poke() // switch the monitor to the input poll interval now
 	}
 }
 

@@ -1,0 +1,439 @@
+package tasks_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/mcpgate/mcpgate/tasks"
+)
+
+var owner = tasks.Principal{Subject: "alice", Tenant: "acme"}
+
+type rig struct {
+	t   *testing.T
+	m   *tasks.Memory
+	r   *tasks.Runner
+	bus *tasks.Bus
+}
+
+// newRig builds a runner on a memory manager; call inside a synctest bubble.
+func newRig(t *testing.T, withBus bool, cfg tasks.RunnerConfig) *rig {
+	var bus *tasks.Bus
+	opts := tasks.Options{}
+	if withBus {
+		bus = tasks.NewBus(64)
+		opts.Publisher = bus
+		cfg.Publisher = bus
+	}
+	m := tasks.NewMemory(1000, opts)
+	cfg.Manager = m
+	if cfg.Owner == "" {
+		cfg.Owner = "w1"
+	}
+	r, err := tasks.NewRunner(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &rig{t: t, m: m, r: r, bus: bus}
+}
+
+func (g *rig) start() {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { g.r.Run(ctx); close(done) }()
+	g.t.Cleanup(func() { cancel(); <-done })
+}
+
+func (g *rig) submit(tool string, params string) tasks.Task {
+	g.t.Helper()
+	tk, err := g.r.Submit(context.Background(), tasks.NewTask{Owner: owner, ToolName: tool, Params: json.RawMessage(params)})
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	return tk
+}
+
+// await polls until the task reaches a status, failing after a long fake time.
+func (g *rig) await(id string, want tasks.Status) tasks.Task {
+	g.t.Helper()
+	for range 1000 {
+		synctest.Wait()
+		tk, err := g.m.Get(context.Background(), owner, id)
+		if err != nil {
+			g.t.Fatal(err)
+		}
+		if tk.Status == want {
+			return tk
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	tk, _ := g.m.Get(context.Background(), owner, id)
+	g.t.Fatalf("task %s is %s (%q), want %s", id, tk.Status, tk.StatusMessage, want)
+	return tk
+}
+
+func handler(fn func(ctx context.Context, x *tasks.Exec) (json.RawMessage, error)) tasks.Handler {
+	return tasks.Handler{Run: fn}
+}
+
+func TestRunnerOutcomes(t *testing.T) {
+	ok := `{"resultType":"complete","content":[{"type":"text","text":"Report ready"}],"isError":false}`
+	toolErr := `{"resultType":"complete","content":[{"type":"text","text":"Upstream rejected the quarter: Q5"}],"isError":true}`
+	for _, tc := range []struct {
+		name       string
+		run        func(ctx context.Context, x *tasks.Exec) (json.RawMessage, error)
+		timeout    time.Duration
+		status     tasks.Status
+		result     string
+		errJSON    string
+		msgHas     string
+		msgHasNoth string
+	}{
+		{name: "Completed", run: func(context.Context, *tasks.Exec) (json.RawMessage, error) { return json.RawMessage(ok), nil },
+			status: tasks.Completed, result: ok},
+		{name: "ToolErrorIsCompleted", run: func(context.Context, *tasks.Exec) (json.RawMessage, error) { return json.RawMessage(toolErr), nil },
+			status: tasks.Completed, result: toolErr},
+		{name: "ProtocolError", run: func(context.Context, *tasks.Exec) (json.RawMessage, error) {
+			return nil, &tasks.RPCError{Code: -32602, Message: "API rate limit exceeded"}
+		}, status: tasks.Failed, errJSON: `{"code":-32602,"message":"API rate limit exceeded"}`, msgHas: "API rate limit exceeded"},
+		{name: "WrappedProtocolError", run: func(context.Context, *tasks.Exec) (json.RawMessage, error) {
+			return nil, errors.Join(errors.New("ctx"), &tasks.RPCError{Code: -32000, Message: "upstream down", Data: json.RawMessage(`{"retry":true}`)})
+		}, status: tasks.Failed, errJSON: `{"code":-32000,"message":"upstream down","data":{"retry":true}}`},
+		{name: "InternalErrorDoesNotLeak", run: func(context.Context, *tasks.Exec) (json.RawMessage, error) {
+			return nil, errors.New("dial tcp 10.0.0.7:5432: password=hunter2")
+		}, status: tasks.Failed, errJSON: `{"code":-32603,"message":"Internal error"}`, msgHasNoth: "hunter2"},
+		{name: "Panic", run: func(context.Context, *tasks.Exec) (json.RawMessage, error) { panic("secret state") },
+			status: tasks.Failed, errJSON: `{"code":-32603,"message":"Internal error"}`, msgHasNoth: "secret"},
+		{name: "InvalidResult", run: func(context.Context, *tasks.Exec) (json.RawMessage, error) { return json.RawMessage(`{nope`), nil },
+			status: tasks.Failed, errJSON: `{"code":-32603,"message":"Internal error"}`},
+		{name: "Timeout", timeout: time.Minute, run: func(ctx context.Context, _ *tasks.Exec) (json.RawMessage, error) {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}, status: tasks.Failed, errJSON: `{"code":-32603,"message":"Task timed out"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				g := newRig(t, false, tasks.RunnerConfig{Logger: discard()})
+				g.r.Handle("tool", tasks.Handler{Run: tc.run, Timeout: tc.timeout})
+				g.start()
+				tk := g.await(g.submit("tool", `{}`).ID, tc.status)
+				if string(tk.Result) != tc.result || string(tk.Error) != tc.errJSON {
+					t.Fatalf("result=%s error=%s", tk.Result, tk.Error)
+				}
+				if !strings.Contains(tk.StatusMessage, tc.msgHas) || tc.msgHasNoth != "" && strings.Contains(tk.StatusMessage, tc.msgHasNoth) {
+					t.Fatalf("status message %q", tk.StatusMessage)
+				}
+				if tk.LeaseOwner != "" {
+					t.Fatalf("lease kept after finish: %+v", tk)
+				}
+			})
+		})
+	}
+}
+
+func TestRunnerSubmitUnknownTool(t *testing.T) {
+	m := tasks.NewMemory(10, tasks.Options{})
+	r, _ := tasks.NewRunner(tasks.RunnerConfig{Manager: m})
+	if _, err := r.Submit(t.Context(), tasks.NewTask{Owner: owner, ToolName: "nope"}); !errors.Is(err, tasks.ErrInvalid) {
+		t.Fatalf("submit unknown tool: %v", err)
+	}
+	if m.Len() != 0 {
+		t.Fatal("task created for unknown tool")
+	}
+}
+
+func TestRunnerCancel(t *testing.T) {
+	for _, withBus := range []bool{false, true} {
+		name := map[bool]string{false: "Polling", true: "Publisher"}[withBus]
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				g := newRig(t, withBus, tasks.RunnerConfig{Lease: 30 * time.Second})
+				var cause atomic.Value
+				started := make(chan struct{})
+				g.r.Handle("slow_compute", handler(func(ctx context.Context, x *tasks.Exec) (json.RawMessage, error) {
+					close(started)
+					<-ctx.Done()
+					cause.Store(context.Cause(ctx))
+					return nil, ctx.Err()
+				}))
+				g.start()
+				tk := g.submit("slow_compute", `{"seconds":600}`)
+				<-started
+				t0 := time.Now()
+				if err := g.m.Cancel(context.Background(), owner, tk.ID); err != nil {
+					t.Fatal(err)
+				}
+				done := g.await(tk.ID, tasks.Cancelled)
+				if c, _ := cause.Load().(error); !errors.Is(c, tasks.ErrCancelRequested) {
+					t.Fatalf("handler saw cause %v", c)
+				}
+				took := time.Since(t0)
+				if withBus && took > time.Second || !withBus && took > 11*time.Second {
+					t.Fatalf("cancel took %v", took)
+				}
+				if done.StatusMessage == "" {
+					t.Fatal("no status message")
+				}
+			})
+		})
+	}
+}
+
+func TestRunnerInputRounds(t *testing.T) {
+	for _, withBus := range []bool{false, true} {
+		name := map[bool]string{false: "Polling", true: "Publisher"}[withBus]
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				g := newRig(t, withBus, tasks.RunnerConfig{Poll: 500 * time.Millisecond})
+				g.r.Handle("multi_input", handler(func(ctx context.Context, x *tasks.Exec) (json.RawMessage, error) {
+					got, err := x.RequireInput(ctx, map[string]json.RawMessage{
+						"name":  json.RawMessage(`{"method":"elicitation/create","params":{"message":"Name?"}}`),
+						"color": json.RawMessage(`{"method":"elicitation/create","params":{"message":"Color?"}}`),
+					}, "Need two answers")
+					if err != nil {
+						return nil, err
+					}
+					if err := x.SetStatusMessage(ctx, "50% done"); err != nil {
+						return nil, err
+					}
+					more, err := x.RequireInput(ctx, map[string]json.RawMessage{"ok": json.RawMessage(`{"method":"elicitation/create"}`)}, "Confirm?")
+					if err != nil {
+						return nil, err
+					}
+					out, _ := json.Marshal(map[string]any{"content": []any{}, "structuredContent": map[string]json.RawMessage{
+						"name": got["name"], "color": got["color"], "ok": more["ok"]}})
+					return out, nil
+				}))
+				g.start()
+				tk := g.submit("multi_input", `{}`)
+				polled := g.await(tk.ID, tasks.InputRequired)
+				if len(polled.InputRequests) != 2 || polled.StatusMessage != "Need two answers" {
+					t.Fatalf("first poll: %+v", polled)
+				}
+				ctx := context.Background()
+				must(t, g.m.Update(ctx, owner, tk.ID, map[string]json.RawMessage{"name": json.RawMessage(`"Ada"`), "bogus": json.RawMessage(`1`)}))
+				synctest.Wait()
+				time.Sleep(2 * time.Second)
+				synctest.Wait()
+				polled, _ = g.m.Get(ctx, owner, tk.ID)
+				if polled.Status != tasks.InputRequired || len(polled.InputRequests) != 1 || polled.InputRequests["color"] == nil {
+					t.Fatalf("after partial answer: %+v", polled)
+				}
+				must(t, g.m.Update(ctx, owner, tk.ID, map[string]json.RawMessage{"color": json.RawMessage(`"blue"`), "name": json.RawMessage(`"Eve"`)}))
+				polled = g.await(tk.ID, tasks.InputRequired)
+				if polled.InputRequests["ok"] == nil || len(polled.InputRequests) != 1 {
+					t.Fatalf("second round: %+v", polled)
+				}
+				must(t, g.m.Update(ctx, owner, tk.ID, map[string]json.RawMessage{"ok": json.RawMessage(`true`)}))
+				done := g.await(tk.ID, tasks.Completed)
+				want := `{"content":[],"structuredContent":{"color":"blue","name":"Ada","ok":true}}`
+				if string(done.Result) != want {
+					t.Fatalf("result %s, want %s", done.Result, want)
+				}
+			})
+		})
+	}
+}
+
+func TestRunnerCancelWhileWaitingForInput(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newRig(t, true, tasks.RunnerConfig{})
+		g.r.Handle("confirm_delete", handler(func(ctx context.Context, x *tasks.Exec) (json.RawMessage, error) {
+			_, err := x.RequireInput(ctx, map[string]json.RawMessage{"confirm": json.RawMessage(`{}`)}, "")
+			return nil, err
+		}))
+		g.start()
+		tk := g.submit("confirm_delete", `{}`)
+		g.await(tk.ID, tasks.InputRequired)
+		must(t, g.m.Cancel(context.Background(), owner, tk.ID))
+		g.await(tk.ID, tasks.Cancelled)
+	})
+}
+
+func TestRunnerBoundedConcurrency(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newRig(t, false, tasks.RunnerConfig{Concurrency: 2, Queue: 2, Scan: time.Second})
+		var running, peak atomic.Int32
+		release := make(chan struct{})
+		g.r.Handle("job", handler(func(ctx context.Context, x *tasks.Exec) (json.RawMessage, error) {
+			n := running.Add(1)
+			for {
+				p := peak.Load()
+				if n <= p || peak.CompareAndSwap(p, n) {
+					break
+				}
+			}
+			<-release
+			running.Add(-1)
+			return json.RawMessage(`{}`), nil
+		}))
+		g.start()
+		var ids []string
+		for range 7 { // more than Concurrency+Queue: the rest wait in the store
+			ids = append(ids, g.submit("job", `{}`).ID)
+		}
+		time.Sleep(5 * time.Second)
+		synctest.Wait()
+		if running.Load() != 2 {
+			t.Fatalf("%d running, want 2", running.Load())
+		}
+		close(release)
+		for _, id := range ids {
+			g.await(id, tasks.Completed)
+		}
+		if peak.Load() != 2 {
+			t.Fatalf("peak concurrency %d, want 2", peak.Load())
+		}
+	})
+}
+
+func TestRunnerRecovery(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newRig(t, false, tasks.RunnerConfig{TakeOverAtStart: true})
+		ctx := context.Background()
+		var reruns atomic.Int32
+		ok := handler(func(ctx context.Context, x *tasks.Exec) (json.RawMessage, error) {
+			reruns.Add(1)
+			return json.RawMessage(`{"content":[]}`), nil
+		})
+		g.r.Handle("idem", tasks.Handler{Run: ok.Run, Idempotent: true})
+		g.r.Handle("once", ok)
+		// The state a dead worker left behind.
+		mk := func(tool string, idem, claim bool) tasks.Task {
+			tk, err := g.m.Create(ctx, tasks.NewTask{Owner: owner, ToolName: tool, Idempotent: idem})
+			must(t, err)
+			if claim {
+				tk, err = g.m.Claim(ctx, tasks.Claim{TaskID: tk.ID, Owner: "dead", For: time.Hour})
+				must(t, err)
+			}
+			return tk
+		}
+		idemStarted := mk("idem", true, true)
+		onceStarted := mk("once", false, true)
+		onceNever := mk("once", false, false)
+		unknown := mk("gone_tool", false, true)
+		cancelWanted := mk("idem", true, true)
+		must(t, g.m.Cancel(ctx, owner, cancelWanted.ID))
+		waiting := mk("once", false, true)
+		_, err := g.m.RequireInput(ctx, waiting.Lease(), map[string]json.RawMessage{"q": json.RawMessage(`{}`)}, "")
+		must(t, err)
+
+		g.start()
+		g.await(idemStarted.ID, tasks.Completed)
+		g.await(onceNever.ID, tasks.Completed)
+		for _, id := range []string{onceStarted.ID, waiting.ID} {
+			tk := g.await(id, tasks.Failed)
+			if tk.StatusMessage != tasks.MsgInterrupted || !strings.Contains(string(tk.Error), "-32603") {
+				t.Fatalf("interrupted task: %+v", tk)
+			}
+		}
+		if tk := g.await(unknown.ID, tasks.Failed); tk.StatusMessage != tasks.MsgNoHandler {
+			t.Fatalf("unknown tool: %q", tk.StatusMessage)
+		}
+		g.await(cancelWanted.ID, tasks.Cancelled)
+		if reruns.Load() != 2 {
+			t.Fatalf("%d runs, want 2 (idempotent re-run + never started)", reruns.Load())
+		}
+		if o, _ := g.m.Orphans(ctx, time.Now().Add(1000*time.Hour), 0); len(o) != 0 {
+			t.Fatalf("%d tasks still orphaned", len(o))
+		}
+	})
+}
+
+func TestRunnerShutdownReleasesLease(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newRig(t, false, tasks.RunnerConfig{})
+		var cause atomic.Value
+		g.r.Handle("slow", handler(func(ctx context.Context, x *tasks.Exec) (json.RawMessage, error) {
+			<-ctx.Done()
+			cause.Store(context.Cause(ctx))
+			return nil, ctx.Err()
+		}))
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { g.r.Run(ctx); close(done) }()
+		tk := g.submit("slow", `{}`)
+		synctest.Wait()
+		cancel()
+		<-done
+		got, _ := g.m.Get(context.Background(), owner, tk.ID)
+		if got.Status != tasks.Working || got.LeaseOwner != "" || got.LeaseToken != 1 {
+			t.Fatalf("after shutdown: %+v", got)
+		}
+		if c, _ := cause.Load().(error); !errors.Is(c, tasks.ErrShutdown) {
+			t.Fatalf("cause %v", c)
+		}
+	})
+}
+
+func TestRunnerFencedAfterTakeover(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newRig(t, false, tasks.RunnerConfig{Lease: 30 * time.Second, Logger: discard()})
+		var mu sync.Mutex
+		var cause error
+		g.r.Handle("slow", handler(func(ctx context.Context, x *tasks.Exec) (json.RawMessage, error) {
+			<-ctx.Done()
+			mu.Lock()
+			cause = context.Cause(ctx)
+			mu.Unlock()
+			return json.RawMessage(`{"late":true}`), nil
+		}))
+		g.start()
+		tk := g.submit("slow", `{}`)
+		synctest.Wait()
+		cur, _ := g.m.Get(context.Background(), owner, tk.ID)
+		// Another replica takes the task over (as if this one had stalled).
+		other, err := g.m.Claim(context.Background(), tasks.Claim{TaskID: tk.ID, Owner: "w2", Token: cur.LeaseToken, AsOf: time.Now().Add(time.Hour), For: time.Hour})
+		must(t, err)
+		time.Sleep(time.Minute) // next heartbeat notices
+		synctest.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		if !errors.Is(cause, tasks.ErrLeaseLost) {
+			t.Fatalf("handler cause %v", cause)
+		}
+		got, _ := g.m.Get(context.Background(), owner, tk.ID)
+		if got.Status != tasks.Working || got.LeaseOwner != "w2" || got.LeaseToken != other.LeaseToken || got.Result != nil {
+			t.Fatalf("fenced worker wrote: %+v", got)
+		}
+	})
+}
+
+func TestBusDropsForSlowSubscriber(t *testing.T) {
+	bus := tasks.NewBus(2)
+	ctx, cancel := context.WithCancel(t.Context())
+	slow, _ := bus.Subscribe(ctx)
+	fast, stopFast := bus.Subscribe(t.Context())
+	for i := range 5 {
+		bus.Publish(ctx, string(rune('a'+i)))
+		if got := <-fast; got != string(rune('a'+i)) {
+			t.Fatalf("fast got %q", got)
+		}
+	}
+	if bus.Dropped() != 3 || len(slow) != 2 {
+		t.Fatalf("dropped %d, buffered %d", bus.Dropped(), len(slow))
+	}
+	stopFast()
+	stopFast() // idempotent
+	if _, open := <-fast; open {
+		t.Fatal("fast channel open after cancel")
+	}
+	cancel()
+	for range slow { // drains the two buffered events, then closes
+	}
+	bus.Publish(t.Context(), "z") // no subscribers: no panic, no block
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
