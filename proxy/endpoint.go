@@ -87,6 +87,9 @@ func (e *Endpoint) compiledSchema() (*jsonschema.Schema, error) {
 			return
 		}
 		e.schema, e.schemaErr = openapi.CompileInputSchema(&e.tool)
+		if e.schemaErr != nil {
+			e.proxy.log.Warn("proxy: inputSchema does not compile; arguments will not be validated", "tool", e.tool.Name, "error", e.schemaErr)
+		}
 	})
 	return e.schema, e.schemaErr
 }
@@ -154,6 +157,9 @@ func (p *Proxy) Endpoint(t *openapi.Tool) (*Endpoint, error) {
 
 	// Path template: "/a/{x}/b?lit={y}".
 	tmpl, qtmpl, _ := strings.Cut(r.Path, "?")
+	if !strings.HasPrefix(tmpl, "/") {
+		tmpl = "/" + tmpl
+	}
 	if i := strings.IndexByte(qtmpl, '#'); i >= 0 {
 		qtmpl = qtmpl[:i]
 	}

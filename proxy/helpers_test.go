@@ -38,8 +38,14 @@ type recorder struct {
 
 func newRecorder(t testing.TB, reply http.HandlerFunc) *recorder {
 	t.Helper()
+	return newRecorderWith(t, reply, nil)
+}
+
+// newRecorderWith lets the test configure the server before it starts.
+func newRecorderWith(t testing.TB, reply http.HandlerFunc, setup func(*http.Server)) *recorder {
+	t.Helper()
 	rec := &recorder{reply: reply}
-	rec.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	rec.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		rec.mu.Lock()
 		rec.reqs = append(rec.reqs, recorded{
@@ -54,6 +60,10 @@ func newRecorder(t testing.TB, reply http.HandlerFunc) *recorder {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"ok":true}`))
 	}))
+	if setup != nil {
+		setup(rec.srv.Config)
+	}
+	rec.srv.Start()
 	t.Cleanup(rec.srv.Close)
 	return rec
 }

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 
 	"github.com/mcpgate/mcpgate/mcp"
 )
@@ -280,12 +281,10 @@ func (e *Endpoint) decodeArgs(args json.RawMessage) (map[string]any, *mcp.CallTo
 	if !ok {
 		return nil, mcp.ToolError("Invalid arguments: the arguments must be a JSON object")
 	}
-	sch, err := e.compiledSchema()
-	if err != nil {
-		// The document's schema does not compile: dispatch unvalidated
-		// rather than make the tool unusable; the upstream validates.
-		e.proxy.log.Warn("proxy: inputSchema does not compile; arguments not validated", "tool", e.tool.Name, "error", err)
-	} else if sch != nil {
+	// A schema that does not compile was logged once by compiledSchema;
+	// the call is then dispatched unvalidated rather than making the tool
+	// unusable (the upstream still validates).
+	if sch, err := e.compiledSchema(); err == nil && sch != nil {
 		if err := sch.Validate(v); err != nil {
 			return nil, mcp.ToolError("Invalid arguments: " + validationMessage(err))
 		}
@@ -305,11 +304,20 @@ func validationMessage(err error) string {
 	walk = func(e *jsonschema.ValidationError) {
 		if len(e.Causes) == 0 {
 			loc := "/" + strings.Join(escapePointer(e.InstanceLocation), "/")
-			msg := loc + ": " + e.BasicOutput().Error.String()
-			if !seen[msg] {
-				seen[msg] = true
-				msgs = append(msgs, msg)
+			add := func(msg string) {
+				if !seen[msg] {
+					seen[msg] = true
+					msgs = append(msgs, msg)
+				}
 			}
+			if req, ok := e.ErrorKind.(*kind.Required); ok {
+				// one line per missing property, at the property's location
+				for _, name := range req.Missing {
+					add(strings.TrimSuffix(loc, "/") + "/" + escapePointer([]string{name})[0] + ": missing required property")
+				}
+				return
+			}
+			add(loc + ": " + e.BasicOutput().Error.String())
 			return
 		}
 		for _, c := range e.Causes {

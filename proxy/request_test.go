@@ -5,9 +5,11 @@ import (
 	"io"
 	"mime"
 	"mime/multipart"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/mcpgate/mcpgate/openapi"
@@ -345,7 +347,7 @@ func TestValidationListsEveryProblem(t *testing.T) {
 		openapi.Argument{Name: "kind", In: openapi.InQuery, Param: "kind", Style: "form", Explode: true},
 		openapi.Argument{Name: "tags", In: openapi.InQuery, Param: "tags", Style: "form", Explode: true}))
 	res := call(t, p, e, `{"limit":1000,"tags":["ok",5]}`)
-	wantError(t, res, "Invalid arguments:", "/limit: ", "100", "/tags/1: ", "missing properties", "name", "kind")
+	wantError(t, res, "Invalid arguments:", "/limit: ", "100", "/tags/1: ", "/name: missing required property", "/kind: missing required property")
 	t.Log(text(res))
 	wantError(t, call(t, p, e, `[1,2]`), "must be a JSON object")
 	wantError(t, call(t, p, e, `{"name":`), "not valid JSON")
@@ -388,4 +390,42 @@ func TestEndpointBuildErrors(t *testing.T) {
 func jsonString(v any) (string, error) {
 	b, err := compactJSON(v)
 	return string(b), err
+}
+
+func TestUncompilableSchemaStillDispatches(t *testing.T) {
+	rec := newRecorder(t, nil)
+	p := newProxy(t, rec.srv.URL, nil)
+	tool := mkTool("t", "GET", "relative/{id}", nil, nil, openapi.Argument{Name: "id", In: openapi.InPath, Param: "id", Required: true})
+	tool.InputSchema = []byte(`{"type":"object","properties":{"id":{"$ref":"#/$defs/missing"}}}`)
+	e := endpoint(t, p, tool)
+	for range 2 {
+		wantOK(t, call(t, p, e, `{"id":"x"}`))
+	}
+	if got := rec.last(t).RequestURI; got != "/relative/x" {
+		t.Fatalf("got %q", got)
+	}
+}
+
+func TestConnectionReuse(t *testing.T) {
+	var mu sync.Mutex
+	conns := 0
+	rec := newRecorderWith(t, nil, func(s *http.Server) {
+		s.ConnState = func(_ net.Conn, s http.ConnState) {
+			if s == http.StateNew {
+				mu.Lock()
+				conns++
+				mu.Unlock()
+			}
+		}
+	})
+	p := newProxy(t, rec.srv.URL, nil)
+	e := endpoint(t, p, mkTool("t", "GET", "/a", nil, nil))
+	for range 20 {
+		wantOK(t, call(t, p, e, `{}`))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if conns != 1 {
+		t.Fatalf("20 sequential calls opened %d connections", conns)
+	}
 }
