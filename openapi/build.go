@@ -242,7 +242,7 @@ func (b *builder) pathItem(place string, m map[string]any) *openapi3.PathItem {
 	item := &openapi3.PathItem{Ref: str(m, "$ref"), Summary: str(m, "summary"), Description: str(m, "description")}
 	item.Servers = b.servers(m["servers"])
 	item.Parameters = b.parameters(place+".parameters", m["parameters"])
-	for _, method := range methodOrder {
+	for _, method := range methodOrder() {
 		lm := strings.ToLower(method)
 		if om := obj(m[lm]); om != nil {
 			item.SetOperation(method, b.operation(place+"."+lm, om))

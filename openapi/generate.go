@@ -20,9 +20,11 @@ import (
 )
 
 // methodOrder is the order of operations within one path.
-var methodOrder = [...]string{
-	http.MethodGet, http.MethodPut, http.MethodPost, http.MethodDelete,
-	http.MethodOptions, http.MethodHead, http.MethodPatch, http.MethodTrace,
+func methodOrder() [8]string {
+	return [...]string{
+		http.MethodGet, http.MethodPut, http.MethodPost, http.MethodDelete,
+		http.MethodOptions, http.MethodHead, http.MethodPatch, http.MethodTrace,
+	}
 }
 
 const (
@@ -161,7 +163,7 @@ func (g *generator) run() *Result {
 		if item == nil {
 			continue
 		}
-		for _, method := range methodOrder {
+		for _, method := range methodOrder() {
 			op := item.GetOperation(method)
 			if op == nil {
 				continue
@@ -313,6 +315,13 @@ func (g *generator) tool(docPath string, item *openapi3.PathItem, method string,
 			}
 			index[k] = len(params)
 			params = append(params, p)
+		}
+	}
+	for _, p := range params {
+		switch p.In {
+		case "path", "query", "header", "cookie":
+		default:
+			g.warn(fmt.Sprintf("%s: parameter %q in %q is not a valid location; dropped", where, p.Name, p.In))
 		}
 	}
 	templ := templateParams(path)

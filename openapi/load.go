@@ -150,10 +150,10 @@ func fetchURL(ctx context.Context, client *http.Client, u *url.URL, max int64) (
 	return readAllLimit(resp.Body, max)
 }
 
-var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+const utf8BOM = "\xEF\xBB\xBF"
 
 func parse(ctx context.Context, data []byte, source string, loc *url.URL, opts LoadOptions) (*Document, error) {
-	data = bytes.TrimPrefix(data, utf8BOM)
+	data = bytes.TrimPrefix(data, []byte(utf8BOM))
 	trimmed := bytes.TrimLeft(data, " \t\r\n")
 	if len(trimmed) == 0 {
 		return nil, &LoadError{Source: source, Err: errors.New("empty document")}
@@ -254,7 +254,7 @@ func newLoader(ctx context.Context, loc *url.URL, opts LoadOptions, warnings *[]
 			if err != nil {
 				return nil, err
 			}
-			data = bytes.TrimPrefix(data, utf8BOM)
+			data = bytes.TrimPrefix(data, []byte(utf8BOM))
 			return data, nil
 		default:
 			return nil, fmt.Errorf("external ref %s: unsupported scheme", u.Redacted())

@@ -52,7 +52,7 @@ func (m *Manifest) Encode() ([]byte, error) {
 // DecodeManifest parses a manifest written by [Manifest.Encode].
 func DecodeManifest(data []byte) (*Manifest, error) {
 	var m Manifest
-	if err := json.Unmarshal(bytes.TrimPrefix(data, utf8BOM), &m); err != nil {
+	if err := json.Unmarshal(bytes.TrimPrefix(data, []byte(utf8BOM)), &m); err != nil {
 		return nil, fmt.Errorf("openapi: decoding manifest: %w", err)
 	}
 	if m.Version == 0 {

@@ -13,7 +13,7 @@ import (
 //	"DELETE /pets/{id}": {hide: true}
 //	getUser: {redactResponse: [password_hash, sessions.token]}
 func ParseOverrides(data []byte) (map[string]Override, error) {
-	data = bytes.TrimPrefix(data, utf8BOM)
+	data = bytes.TrimPrefix(data, []byte(utf8BOM))
 	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) > 0 && t[0] != '{' {
 		j, err := yamlToJSON(data)
 		if err != nil {

@@ -170,3 +170,29 @@ func TestUsageAndErrors(t *testing.T) {
 		t.Errorf("version output %q", out)
 	}
 }
+
+func TestToolsOverridesAndFilters(t *testing.T) {
+	dir := t.TempDir()
+	spec := writeFile(t, dir, "pets.yaml", petsV1)
+	ov := writeFile(t, dir, "ov.yaml", "listPets: {name: list_all_pets, title: All pets}\n\"DELETE /pets/{id}\": {hide: true}\ncreatePet: {destructiveHint: true, redactResponse: [owner.email]}\n")
+	code, out, errOut := runCLI(t, "tools", "--spec", spec, "--overrides", ov, "--format", "manifest")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{`"name": "list_all_pets"`, `"title": "All pets"`, `"owner.email"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("manifest lacks %s", want)
+		}
+	}
+	if strings.Contains(out, "deletePet") {
+		t.Error("hidden operation still a tool")
+	}
+	bad := writeFile(t, dir, "bad.yaml", "listPets: {nmae: x}\n")
+	if code, _, errOut := runCLI(t, "tools", "--spec", spec, "--overrides", bad); code != 1 || !strings.Contains(errOut, "bad.yaml") || !strings.Contains(errOut, "nmae") {
+		t.Errorf("bad overrides: exit %d: %s", code, errOut)
+	}
+	code, out, _ = runCLI(t, "tools", "--spec", spec, "--include-methods", "get,delete", "--exclude-operations", "deletePet")
+	if code != 0 || strings.Count(out, `"name":`) != 1 || !strings.Contains(out, `"name":"listPets"`) {
+		t.Errorf("filters: exit %d: %s", code, out)
+	}
+}
