@@ -40,6 +40,12 @@ func ServeStdio(ctx context.Context, s *Server, in io.Reader, out io.Writer, opt
 	ctx, cancelAll := context.WithCancel(ctx)
 	defer cancelAll()
 
+	var legacy *session // this process's legacy session, once initialized
+	defer func() {
+		if legacy != nil {
+			legacy.close()
+		}
+	}()
 	var (
 		mu       sync.Mutex
 		inflight = map[string]*stdioCall{}
@@ -55,7 +61,11 @@ func ServeStdio(ctx context.Context, s *Server, in io.Reader, out io.Writer, opt
 			case jerr != nil:
 				w.write(appendError(nil, id, jerr))
 			case msg.response:
-				w.write(appendError(nil, msg.id, NewError(CodeInvalidRequest, "Invalid Request: clients must not send JSON-RPC responses", nil)))
+				if legacy != nil {
+					legacy.deliver(msg) // an answer to a server-to-client request
+				} else {
+					w.write(appendError(nil, msg.id, NewError(CodeInvalidRequest, "Invalid Request: clients must not send JSON-RPC responses", nil)))
+				}
 			case msg.isNotification():
 				if msg.method == "notifications/cancelled" {
 					var p requestParams
@@ -77,10 +87,35 @@ func ServeStdio(ctx context.Context, s *Server, in io.Reader, out io.Writer, opt
 					w.write(appendError(nil, msg.id, NewError(CodeInvalidRequest, "Invalid Request: id is already in use by a request in progress", nil)))
 					break
 				}
-				c, jerr := s.admit(ctx, msg, nil)
-				if jerr != nil {
-					w.write(appendError(nil, msg.id, jerr))
+				// Era: an initialize without modern _meta opens this
+				// process's legacy session; after it, requests without
+				// modern _meta belong to that session. Modern requests
+				// stay stateless either way.
+				if msg.method == "initialize" && !hasModernMeta(msg.params) {
+					sess, res, jerr := s.newSession(msg.params, PrincipalFrom(ctx))
+					if jerr != nil {
+						w.write(appendError(nil, msg.id, jerr))
+						break
+					}
+					if legacy != nil {
+						legacy.close()
+					}
+					legacy = sess
+					go forwardSessionNotifications(ctx, sess, w)
+					w.write(appendResponse(nil, msg.id, res))
 					break
+				}
+				var serve func(ctx context.Context, st stream) ([]byte, *Error)
+				if legacy != nil && !hasModernMeta(msg.params) {
+					sess := legacy
+					serve = func(ctx context.Context, st stream) ([]byte, *Error) { return sess.serve(ctx, msg, st) }
+				} else {
+					c, jerr := s.admit(ctx, msg, nil)
+					if jerr != nil {
+						w.write(appendError(nil, msg.id, jerr))
+						break
+					}
+					serve = func(ctx context.Context, st stream) ([]byte, *Error) { return s.handle(ctx, c, st) }
 				}
 				cctx, cancel := context.WithCancel(ctx)
 				sc := &stdioCall{cancel: cancel, listen: msg.method == "subscriptions/listen"}
@@ -92,7 +127,7 @@ func ServeStdio(ctx context.Context, s *Server, in io.Reader, out io.Writer, opt
 				go func() {
 					defer wg.Done()
 					defer func() { <-sem }()
-					result, jerr := s.handle(cctx, c, &stdioStream{w: w, call: sc, mu: &mu})
+					result, jerr := serve(cctx, &stdioStream{w: w, call: sc, mu: &mu})
 					mu.Lock()
 					delete(inflight, key)
 					skip := sc.cancelled
@@ -128,6 +163,25 @@ func ServeStdio(ctx context.Context, s *Server, in io.Reader, out io.Writer, opt
 				return w.err()
 			}
 			return fmt.Errorf("mcp: stdio read: %w", err)
+		}
+	}
+}
+
+// forwardSessionNotifications writes a legacy session's list changes and
+// resource updates to out until the session or ctx ends.
+func forwardSessionNotifications(ctx context.Context, sess *session, w *stdioWriter) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-sess.done:
+			return
+		case <-sess.sub.wake:
+			for _, msg := range sess.pendingNotifications() {
+				if w.write(msg) != nil {
+					return
+				}
+			}
 		}
 	}
 }

@@ -1,0 +1,282 @@
+package mcp
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+// legacyServer is a server with one tool that asks for a name (through the
+// MRTR API) and one plain tool.
+func legacyServer(t *testing.T) *Server {
+	t.Helper()
+	s := NewServer(Implementation{Name: "legacy-test", Version: "1"}, nil)
+	must(t, s.AddTool(&Tool{Name: "hello", Description: "says hello"}, func(ctx context.Context, r *CallToolRequest) (*CallToolResult, error) {
+		return TextResult("hello"), nil
+	}))
+	must(t, s.AddTool(&Tool{Name: "ask_name", Description: "asks a name"}, func(ctx context.Context, r *CallToolRequest) (*CallToolResult, error) {
+		if res, ok := r.Elicitation("name"); ok && res.Action == "accept" {
+			return TextResult("Hi " + res.Content["name"].(string)), nil
+		}
+		return nil, RequireInput(map[string]InputRequest{"name": ElicitForm("Name?", json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`))}, nil)
+	}))
+	return s
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+type legacyClient struct {
+	t   *testing.T
+	url string
+	sid string
+}
+
+func (c *legacyClient) post(body string) *http.Response {
+	c.t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, c.url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if c.sid != "" {
+		req.Header.Set(HeaderSessionID, c.sid)
+		req.Header.Set(HeaderProtocolVersion, "2025-11-25")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return resp
+}
+
+func (c *legacyClient) initialize() {
+	c.t.Helper()
+	resp := c.post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"t","version":"1"}}}`)
+	defer resp.Body.Close()
+	var out struct {
+		Result struct {
+			ProtocolVersion string         `json:"protocolVersion"`
+			ServerInfo      Implementation `json:"serverInfo"`
+		} `json:"result"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		c.t.Fatal(err)
+	}
+	if out.Result.ProtocolVersion != "2025-11-25" {
+		c.t.Fatalf("negotiated %q, want 2025-11-25", out.Result.ProtocolVersion)
+	}
+	c.sid = resp.Header.Get(HeaderSessionID)
+	if c.sid == "" {
+		c.t.Fatal("no Mcp-Session-Id")
+	}
+}
+
+func TestLegacyHTTPSession(t *testing.T) {
+	ts := httptest.NewServer(NewHTTPHandler(legacyServer(t), nil))
+	defer ts.Close()
+	c := &legacyClient{t: t, url: ts.URL}
+
+	// Negotiation never yields the modern revision.
+	resp := c.post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2026-07-28","capabilities":{}}}`)
+	var init struct {
+		Result struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		} `json:"result"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&init)
+	resp.Body.Close()
+	if init.Result.ProtocolVersion != LegacyVersions[0] {
+		t.Fatalf("initialize asking 2026-07-28 negotiated %q", init.Result.ProtocolVersion)
+	}
+
+	c.initialize()
+	resp = c.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("initialized: %d", resp.StatusCode)
+	}
+	resp = c.post(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if strings.Contains(string(b), "resultType") || strings.Contains(string(b), "ttlMs") || strings.Contains(string(b), MetaServerInfo) {
+		t.Fatalf("legacy result carries modern members: %s", b)
+	}
+	if !strings.Contains(string(b), `"ask_name"`) {
+		t.Fatalf("tools/list: %s", b)
+	}
+
+	// An elicitation round: the server asks on the POST's SSE stream, the
+	// client answers with a POSTed response, the tool completes.
+	done := make(chan string, 1)
+	go func() {
+		resp := c.post(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"ask_name","arguments":{}}}`)
+		defer resp.Body.Close()
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			line := strings.TrimPrefix(sc.Text(), "data: ")
+			var m struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+				Result json.RawMessage `json:"result"`
+			}
+			if json.Unmarshal([]byte(line), &m) != nil {
+				continue
+			}
+			if m.Method == MethodElicit {
+				r := c.post(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":{"action":"accept","content":{"name":"Ada"}}}`)
+				r.Body.Close()
+				if r.StatusCode != http.StatusAccepted {
+					done <- "response POST answered " + r.Status
+					return
+				}
+			}
+			if m.Result != nil {
+				done <- string(m.Result)
+				return
+			}
+		}
+		done <- "stream ended"
+	}()
+	select {
+	case got := <-done:
+		if !strings.Contains(got, "Hi Ada") || strings.Contains(got, "resultType") {
+			t.Fatalf("elicitation round: %s", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("elicitation round did not complete")
+	}
+
+	// DELETE ends the session; then its id is unknown (404).
+	req, _ := http.NewRequest(http.MethodDelete, ts.URL, nil)
+	req.Header.Set(HeaderSessionID, c.sid)
+	dresp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dresp.Body.Close()
+	if dresp.StatusCode/100 != 2 {
+		t.Fatalf("DELETE: %d", dresp.StatusCode)
+	}
+	resp = c.post(`{"jsonrpc":"2.0","id":4,"method":"tools/list"}`)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("request on a deleted session: %d, want 404", resp.StatusCode)
+	}
+	c.sid = "never-issued"
+	resp = c.post(`{"jsonrpc":"2.0","id":5,"method":"ping"}`)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("unknown session: %d, want 404", resp.StatusCode)
+	}
+}
+
+func TestLegacySessionLimits(t *testing.T) {
+	t.Run("cap", func(t *testing.T) {
+		ts := httptest.NewServer(NewHTTPHandler(legacyServer(t), &HTTPOptions{Legacy: LegacyOptions{MaxSessions: 2}}))
+		defer ts.Close()
+		for i := range 2 {
+			c := &legacyClient{t: t, url: ts.URL}
+			c.initialize()
+			_ = i
+		}
+		c := &legacyClient{t: t, url: ts.URL}
+		resp := c.post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{}}}`)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusServiceUnavailable {
+			t.Fatalf("third session: %d, want 503", resp.StatusCode)
+		}
+	})
+	t.Run("idle expiry", func(t *testing.T) {
+		ts := httptest.NewServer(NewHTTPHandler(legacyServer(t), &HTTPOptions{Legacy: LegacyOptions{IdleTimeout: 50 * time.Millisecond}}))
+		defer ts.Close()
+		c := &legacyClient{t: t, url: ts.URL}
+		c.initialize()
+		resp := c.post(`{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("fresh session: %d", resp.StatusCode)
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			resp = c.post(`{"jsonrpc":"2.0","id":3,"method":"ping"}`)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusNotFound {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the idle session never expired")
+			}
+			time.Sleep(60 * time.Millisecond) // let it go idle past the timeout
+		}
+	})
+	t.Run("disabled", func(t *testing.T) {
+		ts := httptest.NewServer(NewHTTPHandler(legacyServer(t), &HTTPOptions{Legacy: LegacyOptions{Disable: true}}))
+		defer ts.Close()
+		c := &legacyClient{t: t, url: ts.URL}
+		resp := c.post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{}}}`)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || resp.Header.Get(HeaderSessionID) != "" {
+			t.Fatalf("legacy disabled: initialize answered %d (session %q)", resp.StatusCode, resp.Header.Get(HeaderSessionID))
+		}
+	})
+}
+
+// TestLegacyStdio drives both eras on one stdio process: a legacy session
+// with an elicitation answered over stdin, and a modern request beside it.
+func TestLegacyStdio(t *testing.T) {
+	s := legacyServer(t)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	errc := make(chan error, 1)
+	go func() { errc <- ServeStdio(context.Background(), s, inR, outW, nil); outW.Close() }()
+	lines := bufio.NewScanner(outR)
+	send := func(msg string) {
+		if _, err := io.WriteString(inW, msg+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	next := func() map[string]json.RawMessage {
+		if !lines.Scan() {
+			t.Fatalf("stdout ended: %v", lines.Err())
+		}
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(lines.Bytes(), &m); err != nil {
+			t.Fatalf("not JSON: %s", lines.Bytes())
+		}
+		return m
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"elicitation":{}}}}`)
+	if m := next(); !strings.Contains(string(m["result"]), `"protocolVersion":"2025-06-18"`) {
+		t.Fatalf("initialize: %s", m["result"])
+	}
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ask_name","arguments":{}}}`)
+	m := next()
+	if string(m["method"]) != `"elicitation/create"` {
+		t.Fatalf("expected a server-to-client elicitation, got %v", m)
+	}
+	send(`{"jsonrpc":"2.0","id":` + string(m["id"]) + `,"result":{"action":"accept","content":{"name":"Lin"}}}`)
+	m = next()
+	if string(m["id"]) != "2" || !strings.Contains(string(m["result"]), "Hi Lin") || strings.Contains(string(m["result"]), "resultType") {
+		t.Fatalf("legacy tools/call: %v", m)
+	}
+	// A modern request on the same process stays modern.
+	send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"hello","_meta":{"` + MetaProtocolVersion + `":"2026-07-28","` + MetaClientCapabilities + `":{}}}}`)
+	m = next()
+	if string(m["id"]) != "3" || !strings.Contains(string(m["result"]), `"resultType":"complete"`) {
+		t.Fatalf("modern request beside a legacy session: %v", m)
+	}
+	inW.Close()
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+}
