@@ -248,6 +248,12 @@ func (p *Proxy) Do(ctx context.Context, e *Endpoint, args json.RawMessage) (*Dis
 	if res != nil {
 		return &DispatchResult{Result: res}, nil
 	}
+	parent := ctx
+	if p.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, p.timeout)
+		defer cancel()
+	}
 	req, res, err := p.buildRequest(ctx, e, values)
 	if err != nil {
 		return nil, err
@@ -255,11 +261,13 @@ func (p *Proxy) Do(ctx context.Context, e *Endpoint, args json.RawMessage) (*Dis
 	if res != nil {
 		return &DispatchResult{Result: res}, nil
 	}
-	out := p.send(ctx, e, req)
-	p.log.LogAttrs(ctx, slog.LevelDebug, "proxy: dispatch",
-		slog.String("tool", e.tool.Name), slog.String("method", e.method),
-		slog.String("path", req.URL.EscapedPath()), slog.Int("status", out.Status),
-		slog.Bool("isError", out.Result.IsError), slog.Duration("duration", time.Since(start)))
+	out := p.send(parent, ctx, e, req)
+	if p.log.Enabled(ctx, slog.LevelDebug) {
+		p.log.LogAttrs(ctx, slog.LevelDebug, "proxy: dispatch",
+			slog.String("tool", e.tool.Name), slog.String("method", e.method),
+			slog.String("path", req.URL.EscapedPath()), slog.Int("status", out.Status),
+			slog.Bool("isError", out.Result.IsError), slog.Duration("duration", time.Since(start)))
+	}
 	return out, nil
 }
 

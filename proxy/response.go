@@ -23,15 +23,9 @@ import (
 // excerptBytes bounds the body excerpt in an error message.
 const excerptBytes = 2048
 
-// send performs the exchange and renders the outcome.
-func (p *Proxy) send(ctx context.Context, e *Endpoint, req *http.Request) *DispatchResult {
-	parent := ctx
-	if p.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, p.timeout)
-		defer cancel()
-		req = req.WithContext(ctx)
-	}
+// send performs the exchange and renders the outcome. parent is the
+// caller's context; ctx (req's) adds the proxy's timeout.
+func (p *Proxy) send(parent, ctx context.Context, e *Endpoint, req *http.Request) *DispatchResult {
 	resp, err := p.client.Do(req)
 	if err != nil {
 		return &DispatchResult{Result: mcp.ToolError(p.transportMessage(parent, ctx, req, err))}
