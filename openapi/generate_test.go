@@ -545,3 +545,38 @@ func TestSchemaBudget(t *testing.T) {
 		t.Error("unbounded schema trimmed")
 	}
 }
+
+func TestEncodeToolsList(t *testing.T) {
+	res := loadGenerate(t, "testdata/composition.yaml", GenerateOptions{})
+	out, err := EncodeToolsList(res.Tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list struct {
+		Tools []map[string]json.RawMessage `json:"tools"`
+	}
+	if err := json.Unmarshal(out, &list); err != nil || len(list.Tools) != len(res.Tools) {
+		t.Fatalf("not a tools/list result: %v", err)
+	}
+	for i, tool := range list.Tools {
+		keys := make([]string, 0, len(tool))
+		for k := range tool {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		want := []string{"annotations", "description", "inputSchema", "name", "title"}
+		if res.Tools[i].OutputSchema != nil {
+			want = []string{"annotations", "description", "inputSchema", "name", "outputSchema", "title"}
+		}
+		if res.Tools[i].Description == "" {
+			want = slices.DeleteFunc(want, func(s string) bool { return s == "description" })
+		}
+		if !slices.Equal(keys, want) {
+			t.Errorf("tool %d keys = %v, want %v", i, keys, want)
+		}
+	}
+	bad := []Tool{{Name: "x", InputSchema: json.RawMessage(`[]`)}}
+	if _, err := EncodeToolsList(bad); err == nil {
+		t.Error("a non-object inputSchema was encoded")
+	}
+}

@@ -78,35 +78,51 @@ func DecodeManifest(data []byte) (*Manifest, error) {
 	return &m, nil
 }
 
-// mcpTool is the tools/list shape of a Tool.
-type mcpTool struct {
-	Name         string          `json:"name"`
-	Title        string          `json:"title,omitempty"`
-	Description  string          `json:"description,omitempty"`
-	InputSchema  json.RawMessage `json:"inputSchema"`
-	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
-	Annotations  Annotations     `json:"annotations"`
-}
-
-// EncodeToolsList returns exactly a tools/list result, {"tools":[...]},
-// compact, deterministic, with a final newline.
+// EncodeToolsList returns exactly a tools/list result, {"tools":[...]}
+// (name, title, description, inputSchema, outputSchema, annotations per
+// tool), compact, deterministic, with a final newline. The schemas are
+// copied as they are: they must be compact JSON, as [Generate] and
+// [DecodeManifest] make them.
 func EncodeToolsList(tools []Tool) ([]byte, error) {
-	list := struct {
-		Tools []mcpTool `json:"tools"`
-	}{Tools: make([]mcpTool, len(tools))}
 	size := 16
-	for i, t := range tools {
-		list.Tools[i] = mcpTool{t.Name, t.Title, t.Description, t.InputSchema, t.OutputSchema, t.Annotations}
-		size += len(t.InputSchema) + len(t.OutputSchema) + len(t.Description) + 256
+	for i := range tools {
+		size += len(tools[i].InputSchema) + len(tools[i].OutputSchema) + len(tools[i].Description) + 256
 	}
-	var buf bytes.Buffer
-	buf.Grow(size)
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(list); err != nil {
-		return nil, fmt.Errorf("openapi: encoding tools/list: %w", err)
+	buf := make([]byte, 0, size)
+	buf = append(buf, `{"tools":[`...)
+	for i := range tools {
+		t := &tools[i]
+		if len(t.InputSchema) == 0 || t.InputSchema[0] != '{' {
+			return nil, fmt.Errorf("openapi: encoding tools/list: tool %s: inputSchema is not a JSON object", t.Name)
+		}
+		head, err := marshalNoEscape(struct {
+			Name        string `json:"name"`
+			Title       string `json:"title,omitempty"`
+			Description string `json:"description,omitempty"`
+		}{t.Name, t.Title, t.Description})
+		if err != nil {
+			return nil, fmt.Errorf("openapi: encoding tools/list: %w", err)
+		}
+		ann, err := marshalNoEscape(t.Annotations)
+		if err != nil {
+			return nil, fmt.Errorf("openapi: encoding tools/list: %w", err)
+		}
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, head[:len(head)-1]...)
+		buf = append(buf, `,"inputSchema":`...)
+		buf = append(buf, t.InputSchema...)
+		if len(t.OutputSchema) > 0 {
+			buf = append(buf, `,"outputSchema":`...)
+			buf = append(buf, t.OutputSchema...)
+		}
+		buf = append(buf, `,"annotations":`...)
+		buf = append(buf, ann...)
+		buf = append(buf, '}')
 	}
-	return buf.Bytes(), nil
+	buf = append(buf, "]}\n"...)
+	return buf, nil
 }
 
 // CompileSchema compiles a JSON Schema 2020-12 document (an inputSchema or
