@@ -149,6 +149,7 @@ func malformedCases() []malformedCase {
 		{name: "_meta missing", body: `{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{}}`, hm: "tools/list", status: 400, code: mcp.CodeInvalidParams, id: "7"},
 		{name: "_meta null", body: rpc("tools/list", `"_meta":null`), hm: "tools/list", status: 400, code: mcp.CodeInvalidParams, id: "7"},
 		{name: "_meta not an object", body: rpc("tools/list", `"_meta":"2026-07-28"`), hm: "tools/list", status: 400, code: mcp.CodeInvalidParams, id: "7"},
+		{name: "_meta missing with ill-typed name", body: `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":5}}`, hm: "tools/call", hn: "5", status: 400, code: mcp.CodeInvalidParams, id: "7"},
 		{name: "protocolVersion missing", body: rpc("tools/list", `"_meta":{`+metaCaps+`}`), hm: "tools/list", status: 400, code: mcp.CodeInvalidParams, id: "7"},
 		{name: "protocolVersion number", body: rpc("tools/list", `"_meta":{"io.modelcontextprotocol/protocolVersion":20260728,`+metaCaps+`}`), hm: "tools/list", status: 400, code: mcp.CodeInvalidParams, id: "7"},
 		{name: "clientCapabilities missing", body: rpc("tools/list", `"_meta":{`+metaVersion+`}`), hm: "tools/list", status: 400, code: mcp.CodeInvalidParams, id: "7"},
@@ -163,6 +164,7 @@ func malformedCases() []malformedCase {
 			hdr: hdr("MCP-Protocol-Version", "2025-11-25"), status: 400, code: mcp.CodeUnsupportedProtocolVersion, id: "7",
 			check: wantData(`{"requested":"2025-11-25","supported":["2026-07-28"]}`)},
 		{name: "header version != body version", body: rpc("tools/list", `"_meta":{"io.modelcontextprotocol/protocolVersion":"v999.0.0",`+metaCaps+`}`), hm: "tools/list", status: 400, code: mcp.CodeHeaderMismatch, id: "7"},
+		{name: "header version != body version with ill-typed name", body: rpc("tools/call", `"name":5,"_meta":{"io.modelcontextprotocol/protocolVersion":"v999.0.0",`+metaCaps+`}`), hm: "tools/call", hn: "5", status: 400, code: mcp.CodeHeaderMismatch, id: "7"},
 		{name: "version header missing", body: rpc("tools/list", ""), hm: "tools/list", hdr: hdr("MCP-Protocol-Version", ""), status: 400, code: mcp.CodeHeaderMismatch, id: "7"},
 		{name: "version header with trailing whitespace", body: rpc("tools/list", `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",`+metaCaps+`}`), hm: "tools/list",
 			hdr: hdr("MCP-Protocol-Version", "2026-07-28 "), status: 200}, // trailing whitespace is trimmed by net/http: accepted
@@ -205,6 +207,7 @@ func malformedCases() []malformedCase {
 		{name: "removed logging/setLevel", body: rpc("logging/setLevel", `"level":"info"`), hm: "logging/setLevel", status: 404, code: mcp.CodeMethodNotFound, id: "7"},
 		{name: "removed resources/subscribe", body: rpc("resources/subscribe", `"uri":"test://a"`), hm: "resources/subscribe", status: 404, code: mcp.CodeMethodNotFound, id: "7"},
 		{name: "removed resources/unsubscribe", body: rpc("resources/unsubscribe", `"uri":"test://a"`), hm: "resources/unsubscribe", status: 404, code: mcp.CodeMethodNotFound, id: "7"},
+		{name: "unknown method with ill-typed params", body: rpc("tools/frobnicate", `"cursor":5`), hm: "tools/frobnicate", status: 404, code: mcp.CodeMethodNotFound, id: "7"},
 		{name: "unadvertised completion/complete", body: rpc("completion/complete", `"ref":{"type":"ref/prompt","name":"greet"},"argument":{"name":"who","value":"a"}`), hm: "completion/complete", status: 404, code: mcp.CodeMethodNotFound, id: "7"},
 
 		// Method-level params errors: -32602 under HTTP 200.

@@ -71,7 +71,9 @@ func decodeParams(raw json.RawMessage) (*requestParams, *Error) {
 			return nil, errInvalidMeta("Invalid params: _meta must be an object")
 		}
 		if errors.As(err, &te) && te.Field != "" {
-			return nil, ErrInvalidParams("Invalid params: %s must be %s", te.Field, jsonKind(te.Type.Kind().String()))
+			// p holds every other member: admission finishes the protocol
+			// checks (_meta, versions, method) before reporting this one.
+			return p, ErrInvalidParams("Invalid params: %s must be %s", te.Field, jsonKind(te.Type.Kind().String()))
 		}
 		return nil, ErrInvalidParams("Invalid params: %v", err)
 	}

@@ -201,9 +201,9 @@ func (s *Server) admit(ctx context.Context, msg *message, hdr http.Header) (*cal
 	if hdr != nil && hdr.Get(HeaderProtocolVersion) == "" {
 		return nil, errHeaderMismatch("the %s header is required", HeaderProtocolVersion)
 	}
-	params, jerr := decodeParams(msg.params)
-	if jerr != nil {
-		return nil, jerr
+	params, perr := decodeParams(msg.params)
+	if params == nil {
+		return nil, perr
 	}
 	req, jerr := s.readMeta(params)
 	if jerr != nil {
@@ -223,6 +223,9 @@ func (s *Server) admit(ctx context.Context, msg *message, hdr http.Header) (*cal
 	spec, ok := s.lookupMethod(msg.method)
 	if !ok {
 		return nil, errMethodNotFound(msg.method)
+	}
+	if perr != nil {
+		return nil, perr // an ill-typed member other than _meta
 	}
 	c := &call{msg: msg, params: params, req: req, spec: spec}
 	if hdr != nil {
