@@ -18,19 +18,21 @@ import (
 // tools and are left out), and kin's ResolveRefsIn then resolves the refs.
 
 // buildOpenAPI3 builds kin types from a generic decode of a 3.x document.
-func buildOpenAPI3(root map[string]any) (*openapi3.T, []string, error) {
+func buildOpenAPI3(root map[string]any) (*openapi3.T, *builder, error) {
 	b := &builder{}
 	t := b.doc(root)
 	if b.err != nil {
 		return nil, nil, b.err
 	}
-	return t, b.warnings, nil
+	return t, b, nil
 }
 
 type builder struct {
 	is31     bool
 	err      error
 	warnings []string
+	// refDescriptions holds descriptions written beside a $ref.
+	refDescriptions map[*openapi3.SchemaRef]string
 }
 
 func (b *builder) warn(place, msg string) {
@@ -431,7 +433,16 @@ func (b *builder) schemaRef(place string, v any) *openapi3.SchemaRef {
 	case map[string]any:
 		if ref, ok := x["$ref"].(string); ok && ref != "" {
 			if !b.is31 || !hasSchemaSiblings(x) {
-				return &openapi3.SchemaRef{Ref: ref}
+				r := &openapi3.SchemaRef{Ref: ref}
+				// A description written beside $ref is kept for the agent
+				// (2020-12 allows it there).
+				if d, ok := x["description"].(string); ok && strings.TrimSpace(d) != "" {
+					if b.refDescriptions == nil {
+						b.refDescriptions = map[*openapi3.SchemaRef]string{}
+					}
+					b.refDescriptions[r] = strings.TrimSpace(d)
+				}
+				return r
 			}
 			// OpenAPI 3.1: keywords beside $ref apply too; keep both.
 			s := b.schema(place, x)

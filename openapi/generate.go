@@ -99,6 +99,7 @@ func newGenerator(doc *Document, opts GenerateOptions) (*generator, error) {
 	g.namer = newDefNamer()
 	g.in = newSchemaConverter(modeInput, g.namer, g.warn)
 	g.out = newSchemaConverter(modeOutput, g.namer, g.warn)
+	g.in.refDescriptions, g.out.refDescriptions = doc.refDescriptions, doc.refDescriptions
 	// Component schemas keep their own names, whatever order tools meet them.
 	if comps := doc.T.Components; comps != nil {
 		for _, name := range sortedKeys(comps.Schemas) {

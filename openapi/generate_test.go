@@ -307,6 +307,9 @@ func TestOpenAPI31(t *testing.T) {
 	if a := findArg(t, tool, "filter"); a.ContentType != "application/json" || a.Style != "" {
 		t.Errorf("content parameter = %+v", a)
 	}
+	if props["ref"]["description"] != "A thing." || props["ref"]["$ref"] != "#/$defs/Thing" || len(defs) != 1 {
+		t.Errorf("description beside $ref: %v (defs %v)", props["ref"], defs)
+	}
 	thing := defs["Thing"].(map[string]any)["properties"].(map[string]any)
 	if _, ok := thing["name"].(map[string]any)["pattern"]; ok {
 		t.Error("a lookahead pattern (not RE2) was kept")

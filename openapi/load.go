@@ -31,6 +31,10 @@ type Document struct {
 	T *openapi3.T
 	// Warnings are problems that did not make the document unusable.
 	Warnings []string
+
+	// refDescriptions are descriptions written beside $refs (kept apart
+	// because kin-openapi has no field for them).
+	refDescriptions map[*openapi3.SchemaRef]string
 }
 
 // LoadOptions control [Load] and [Parse]. The zero value is usable.
@@ -179,7 +183,7 @@ func parse(ctx context.Context, data []byte, source string, loc *url.URL, opts L
 			return nil, &LoadError{Source: source, Place: "openapi", Err: fmt.Errorf("unsupported version %q", oas)}
 		}
 		doc.SourceVersion = oas
-		t, warnings, err := buildOpenAPI3(root)
+		t, b, err := buildOpenAPI3(root)
 		if err != nil {
 			var pe *placeError
 			if errors.As(err, &pe) {
@@ -187,7 +191,8 @@ func parse(ctx context.Context, data []byte, source string, loc *url.URL, opts L
 			}
 			return nil, &LoadError{Source: source, Err: err}
 		}
-		doc.Warnings = append(doc.Warnings, warnings...)
+		doc.Warnings = append(doc.Warnings, b.warnings...)
+		doc.refDescriptions = b.refDescriptions
 		if err := newLoader(ctx, loc, opts, &doc.Warnings).ResolveRefsIn(t, loc); err != nil {
 			return nil, &LoadError{Source: source, Place: refPlace(err), Err: err}
 		}

@@ -73,6 +73,8 @@ type schemaConverter struct {
 	defs     map[*openapi3.Schema]*defEntry
 	warn     func(string)
 	badRegex map[string]bool
+	// refDescriptions: descriptions written beside $refs (may be nil).
+	refDescriptions map[*openapi3.SchemaRef]string
 }
 
 func newSchemaConverter(mode schemaMode, namer *defNamer, warn func(string)) *schemaConverter {
@@ -90,7 +92,11 @@ func (c *schemaConverter) convertRef(r *openapi3.SchemaRef, d deps) any {
 	if r.Ref != "" {
 		c.def(r.Value, r.Ref)
 		d[r.Value] = struct{}{}
-		return map[string]any{"$ref": "#/$defs/" + c.namer.name(r.Value, r.Ref)}
+		m := map[string]any{"$ref": "#/$defs/" + c.namer.name(r.Value, r.Ref)}
+		if desc, ok := c.refDescriptions[r]; ok {
+			m["description"] = desc
+		}
+		return m
 	}
 	return c.convert(r.Value, d)
 }
