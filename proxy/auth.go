@@ -19,7 +19,9 @@ import (
 // once per tool call, after every argument has been placed and just before
 // the request is sent; req.URL is already the final upstream URL (same
 // origin as Config.BaseURL). It may set headers, cookies or query
-// parameters. An error becomes a tool error "Authentication failed: …", so
+// parameters. It is called again on each followed (same-origin) redirect,
+// whose request already carries the headers net/http copied, so it must be
+// idempotent (set, not append, or check first). An error becomes a tool error "Authentication failed: …", so
 // it must not contain the secret.
 //
 // The OAuth resource-server mode (validating the incoming token's audience,
@@ -261,21 +263,34 @@ func (r *StaticResolver) Apply(_ context.Context, req *http.Request, route *open
 	return nil
 }
 
+// apply is idempotent: applying twice (as for a followed redirect, whose
+// headers net/http copied) adds nothing twice.
 func (s staticScheme) apply(req *http.Request) {
 	switch s.kind {
 	case "header":
 		req.Header.Set(s.name, s.value)
 	case "query":
-		if req.URL.RawQuery == "" {
+		switch {
+		case req.URL.RawQuery == "":
 			req.URL.RawQuery = s.value
-		} else {
+		case !hasPart(req.URL.RawQuery, "&", s.value):
 			req.URL.RawQuery += "&" + s.value
 		}
 	case "cookie":
-		if c := req.Header.Get("Cookie"); c != "" {
-			req.Header.Set("Cookie", c+"; "+s.value)
-		} else {
+		switch c := req.Header.Get("Cookie"); {
+		case c == "":
 			req.Header.Set("Cookie", s.value)
+		case !hasPart(c, "; ", s.value):
+			req.Header.Set("Cookie", c+"; "+s.value)
 		}
 	}
+}
+
+func hasPart(list, sep, part string) bool {
+	for p := range strings.SplitSeq(list, sep) {
+		if p == part {
+			return true
+		}
+	}
+	return false
 }

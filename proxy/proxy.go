@@ -22,6 +22,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 
 	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/openapi"
 )
 
 // Defaults for [Config].
@@ -189,8 +190,21 @@ func (p *Proxy) checkRedirect(req *http.Request, via []*http.Request) error {
 	if len(via) > p.maxRedirects {
 		return fmt.Errorf("stopped after %d redirects", p.maxRedirects)
 	}
+	// Re-apply credentials: net/http copied the headers, but a query
+	// credential is not part of the new Location.
+	if route, ok := req.Context().Value(routeKey{}).(*openapi.Route); ok {
+		if err := p.auth.Apply(req.Context(), req, route); err != nil {
+			return fmt.Errorf("authentication failed on redirect: %w", err)
+		}
+		if !p.sameOrigin(req.URL) {
+			return errors.New("the auth resolver moved the redirect to another origin")
+		}
+	}
 	return nil
 }
+
+// routeKey carries the route to checkRedirect in the request context.
+type routeKey struct{}
 
 // Accepted reports an upstream 202 Accepted that named a status resource
 // to poll (Location or Operation-Location), for a later Tasks integration.
@@ -474,7 +488,7 @@ func (p *Proxy) buildRequest(ctx context.Context, e *Endpoint, args map[string]a
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
-	req, err := http.NewRequestWithContext(ctx, e.method, "/", rd)
+	req, err := http.NewRequestWithContext(context.WithValue(ctx, routeKey{}, &e.tool.Route), e.method, "/", rd)
 	if err != nil {
 		return nil, nil, fmt.Errorf("proxy: tool %s: %w", e.tool.Name, err)
 	}

@@ -205,7 +205,8 @@ func TestRedirects(t *testing.T) {
 			http.Redirect(w, r, other.srv.URL+"/steal?x=1", http.StatusTemporaryRedirect)
 		case "/target":
 			w.Header().Set("Content-Type", "application/json")
-			_, _ = w.Write([]byte(`{"auth":"` + r.Header.Get("Authorization") + `"}`))
+			b, _ := json.Marshal(map[string]string{"auth": r.Header.Get("Authorization"), "key": r.Header.Get("X-Api-Key"), "q": r.URL.RawQuery})
+			_, _ = w.Write(b)
 		}
 	})
 	static, err := Static(map[string]openapi.SecurityScheme{"key": {Type: "apiKey", In: "header", Name: "X-Api-Key"}, "q": {Type: "apiKey", In: "query", Name: "api_key"}},
@@ -223,7 +224,7 @@ func TestRedirects(t *testing.T) {
 
 	res := callCtx(t, ctx, p, tool("/same"), `{"a":"x"}`)
 	wantOK(t, res)
-	if structured(t, res) != `{"auth":"Bearer `+token+`"}` {
+	if structured(t, res) != `{"auth":"Bearer `+token+`","key":"static-key","q":"api_key=query-key"}` {
 		t.Errorf("same-origin redirect lost the credential: %s", structured(t, res))
 	}
 
@@ -322,6 +323,18 @@ func TestAuthResolvers(t *testing.T) {
 			wantOK(t, call(t, p, endpoint(t, p, tl), `{"q":"1"}`))
 			tc.check(t, rec.last(t))
 		})
+	}
+
+	// applying twice (a followed redirect) adds nothing twice
+	req, _ := http.NewRequest("GET", "http://up.example/a?x=1", nil)
+	route := &openapi.Route{Security: []openapi.SecurityRequirement{{"qry": nil, "ck": nil, "hdr": nil}}}
+	for range 2 {
+		if err := static.Apply(t.Context(), req, route); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if req.URL.RawQuery != "x=1&api_key=Q+1%26" || req.Header.Get("Cookie") != "sid=C%3B1" || len(req.Header.Values("X-Api-Key")) != 1 {
+		t.Errorf("not idempotent: %q %v", req.URL.RawQuery, req.Header)
 	}
 
 	if _, err := Static(schemes, map[string]string{"nope": "x"}); err == nil {
