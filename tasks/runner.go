@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"sync"
 	"time"
 )
@@ -265,7 +264,7 @@ func (r *Runner) Run(ctx context.Context) error {
 	}
 	wg.Go(func() {
 		if r.cfg.TakeOverAtStart {
-			r.scan(ctx, time.Unix(math.MaxInt32, 0))
+			r.scan(ctx, farFuture)
 		}
 		tick := time.NewTicker(r.cfg.Scan)
 		defer tick.Stop()
@@ -320,6 +319,10 @@ func (r *Runner) finish(l Lease, s Status, payload json.RawMessage, msg string) 
 		r.cfg.Logger.Error("tasks: could not record task outcome", "task", l.TaskID, "status", s, "err", err)
 	}
 }
+
+// farFuture is the asOf of a takeover at start: later than any lease, early
+// enough for int64 nanoseconds.
+var farFuture = time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC)
 
 var errLeaseLost = fmt.Errorf("tasks: worker %w", ErrLeaseLost)
 

@@ -437,3 +437,50 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+func TestRunnerRerunReplaysAnsweredInput(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newRig(t, false, tasks.RunnerConfig{TakeOverAtStart: true})
+		ctx := context.Background()
+		var asked atomic.Int32
+		g.r.Handle("ask", tasks.Handler{Idempotent: true, Run: func(ctx context.Context, x *tasks.Exec) (json.RawMessage, error) {
+			asked.Add(1)
+			got, err := x.RequireInput(ctx, map[string]json.RawMessage{"name": json.RawMessage(`{}`)}, "Name?")
+			if err != nil {
+				return nil, err
+			}
+			return json.Marshal(map[string]json.RawMessage{"name": got["name"]})
+		}})
+		// A dead worker asked; the client answered while no worker was alive.
+		tk, err := g.m.Create(ctx, tasks.NewTask{Owner: owner, ToolName: "ask", Idempotent: true})
+		must(t, err)
+		tk, err = g.m.Claim(ctx, tasks.Claim{TaskID: tk.ID, Owner: "dead", For: time.Hour})
+		must(t, err)
+		_, err = g.m.RequireInput(ctx, tk.Lease(), map[string]json.RawMessage{"name": json.RawMessage(`{}`)}, "Name?")
+		must(t, err)
+		must(t, g.m.Update(ctx, owner, tk.ID, map[string]json.RawMessage{"name": json.RawMessage(`"Ada"`)}))
+		g.start()
+		done := g.await(tk.ID, tasks.Completed)
+		if string(done.Result) != `{"name":"Ada"}` || asked.Load() != 1 {
+			t.Fatalf("result %s after %d runs", done.Result, asked.Load())
+		}
+	})
+}
+
+func TestRunnerSweepsExpiredTasks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newRig(t, false, tasks.RunnerConfig{Scan: 10 * time.Second})
+		g.r.Handle("x", handler(func(context.Context, *tasks.Exec) (json.RawMessage, error) { return json.RawMessage(`{}`), nil }))
+		g.start()
+		short, err := g.r.Submit(context.Background(), tasks.NewTask{Owner: owner, ToolName: "x", TTL: time.Minute})
+		must(t, err)
+		keep := g.submit("x", `{}`)
+		g.await(short.ID, tasks.Completed)
+		time.Sleep(time.Minute + 11*time.Second)
+		synctest.Wait()
+		if g.m.Len() != 1 {
+			t.Fatalf("%d tasks stored, want 1", g.m.Len())
+		}
+		g.await(keep.ID, tasks.Completed)
+	})
+}
