@@ -583,3 +583,27 @@ func TestEncodeToolsList(t *testing.T) {
 		t.Error("a non-object inputSchema was encoded")
 	}
 }
+
+func TestParseAndValidate(t *testing.T) {
+	data := []byte("\xEF\xBB\xBFswagger: \"2.0\"\ninfo: {title: Y, version: \"1\"}\npaths:\n  /a/{id}:\n    get:\n      operationId: getA\n      parameters:\n        - {name: id, in: path, required: true, type: string}\n      responses: {\"200\": {description: ok}}\n")
+	doc, err := Parse(context.Background(), data, "inline.yaml", LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc.SourceVersion != "2.0" || doc.Source != "inline.yaml" {
+		t.Errorf("parsed %+v", doc)
+	}
+	// A document kin-openapi's validation rejects still loads, with a warning.
+	bad := []byte(`{"openapi":"3.0.0","info":{"title":"V","version":"1"},"paths":{"/a/{id}":{"get":{"operationId":"getA","responses":{"200":{"description":"ok"}}}}}}`)
+	doc, err = Parse(context.Background(), bad, "bad.json", LoadOptions{Validate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(doc.Warnings, func(w string) bool { return strings.HasPrefix(w, "validation: ") }) {
+		t.Errorf("no validation warning: %v", doc.Warnings)
+	}
+	res, err := Generate(doc, GenerateOptions{})
+	if err != nil || len(res.Tools) != 1 {
+		t.Fatalf("generate: %v", err)
+	}
+}

@@ -23,6 +23,23 @@
 //   - Annotations are always complete (every hint set explicitly).
 //   - A [Route] is self-contained: a proxy never needs the OpenAPI document.
 //
+// Loading: a JSON (or YAML, converted to JSON) OpenAPI 3.x document is
+// decoded once with encoding/json into generic values and built into
+// kin-openapi types (build.go), then kin's Loader.ResolveRefsIn resolves the
+// $refs; kin's own UnmarshalJSON methods re-decode every subtree once per
+// nesting level, which made loading several times slower on big documents.
+// Swagger 2.0 goes through kin's openapi2 types and openapi2conv. Relative
+// file refs are followed below the document's directory, URL refs on its
+// origin only; a missing whole-file ref becomes an empty schema and a
+// warning. Validation findings are warnings, never errors; only an
+// unusable document is an error ([LoadError], naming the source and place).
+//
+// Schemas: OpenAPI 3.0 quirks (nullable, example, boolean exclusive bounds,
+// type: file) become 2020-12; discriminator, xml and extensions are dropped;
+// patterns that RE2 cannot compile are dropped with a warning. Schemas over
+// the configured byte bounds keep their root and turn the $defs farthest
+// from it into `true`.
+//
 // The package holds no mutable package-level state; everything it returns is
 // owned by the caller.
 package openapi
