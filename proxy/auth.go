@@ -263,34 +263,37 @@ func (r *StaticResolver) Apply(_ context.Context, req *http.Request, route *open
 	return nil
 }
 
-// apply is idempotent: applying twice (as for a followed redirect, whose
-// headers net/http copied) adds nothing twice.
+// apply replaces any same-named header, query parameter or cookie (an
+// argument cannot shadow the credential) and is idempotent: applying twice,
+// as for a followed redirect whose headers net/http copied, adds nothing
+// twice.
 func (s staticScheme) apply(req *http.Request) {
 	switch s.kind {
 	case "header":
 		req.Header.Set(s.name, s.value)
 	case "query":
-		switch {
-		case req.URL.RawQuery == "":
-			req.URL.RawQuery = s.value
-		case !hasPart(req.URL.RawQuery, "&", s.value):
-			req.URL.RawQuery += "&" + s.value
-		}
+		req.URL.RawQuery = replacePart(req.URL.RawQuery, "&", url.QueryEscape(s.name)+"=", s.value)
 	case "cookie":
-		switch c := req.Header.Get("Cookie"); {
-		case c == "":
-			req.Header.Set("Cookie", s.value)
-		case !hasPart(c, "; ", s.value):
-			req.Header.Set("Cookie", c+"; "+s.value)
+		if c := replacePart(req.Header.Get("Cookie"), "; ", s.name+"=", s.value); c != "" {
+			req.Header.Set("Cookie", c)
 		}
 	}
 }
 
-func hasPart(list, sep, part string) bool {
-	for p := range strings.SplitSeq(list, sep) {
-		if p == part {
-			return true
-		}
+// replacePart drops every sep-separated part of list that starts with
+// prefix and appends part.
+func replacePart(list, sep, prefix, part string) string {
+	if list == "" {
+		return part
 	}
-	return false
+	var b strings.Builder
+	for p := range strings.SplitSeq(list, sep) {
+		if p == "" || strings.HasPrefix(p, prefix) {
+			continue
+		}
+		b.WriteString(p)
+		b.WriteString(sep)
+	}
+	b.WriteString(part)
+	return b.String()
 }

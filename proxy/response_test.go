@@ -326,14 +326,15 @@ func TestAuthResolvers(t *testing.T) {
 	}
 
 	// applying twice (a followed redirect) adds nothing twice
-	req, _ := http.NewRequest("GET", "http://up.example/a?x=1", nil)
+	req, _ := http.NewRequest("GET", "http://up.example/a?x=1&api_key=forged", nil)
+	req.Header.Set("Cookie", "sid=forged; theme=dark")
 	route := &openapi.Route{Security: []openapi.SecurityRequirement{{"qry": nil, "ck": nil, "hdr": nil}}}
 	for range 2 {
 		if err := static.Apply(t.Context(), req, route); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if req.URL.RawQuery != "x=1&api_key=Q+1%26" || req.Header.Get("Cookie") != "sid=C%3B1" || len(req.Header.Values("X-Api-Key")) != 1 {
+	if req.URL.RawQuery != "x=1&api_key=Q+1%26" || req.Header.Get("Cookie") != "theme=dark; sid=C%3B1" || len(req.Header.Values("X-Api-Key")) != 1 {
 		t.Errorf("not idempotent: %q %v", req.URL.RawQuery, req.Header)
 	}
 
