@@ -303,8 +303,8 @@ func newHostSet(list []string) hostSet {
 		}
 		hs.names[strings.Trim(h, "[]")] = true
 		if host, port, err := net.SplitHostPort(h); err == nil {
-			hs.names[host+":"+port] = true
 			delete(hs.names, strings.Trim(h, "[]"))
+			hs.names[host+":"+port] = true
 		}
 	}
 	return hs

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/mcpgate/mcpgate/mcp"
@@ -1092,4 +1093,313 @@ func TestMRTR(t *testing.T) {
 		}
 		wg.Wait()
 	})
+}
+
+// syncWriter records what a handler writes, safely for concurrent reads.
+type syncWriter struct {
+	mu     sync.Mutex
+	h      http.Header
+	status int
+	buf    strings.Builder
+}
+
+func (w *syncWriter) Header() http.Header { return w.h }
+func (w *syncWriter) WriteHeader(s int) {
+	w.mu.Lock()
+	if w.status == 0 {
+		w.status = s
+	}
+	w.mu.Unlock()
+}
+func (w *syncWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.buf.Write(p)
+}
+func (w *syncWriter) Flush() {}
+func (w *syncWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+func listenRequest(ctx context.Context, filter string) *http.Request {
+	req := httptest.NewRequestWithContext(ctx, http.MethodPost, "http://localhost/mcp", strings.NewReader(rpc("subscriptions/listen", `"notifications":`+filter)))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(mcp.HeaderProtocolVersion, mcp.ProtocolVersion)
+	req.Header.Set(mcp.HeaderMethod, "subscriptions/listen")
+	return req
+}
+
+func TestListenKeepAlive(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := quietServer(&mcp.ServerOptions{KeepAlive: 10 * time.Second})
+		addText(t, s, "a", "a")
+		h := mcp.NewHTTPHandler(s, nil)
+		ctx, cancel := context.WithCancel(t.Context())
+		w := &syncWriter{h: http.Header{}}
+		done := make(chan struct{})
+		go func() {
+			h.ServeHTTP(w, listenRequest(ctx, `{"toolsListChanged":true}`))
+			close(done)
+		}()
+		synctest.Wait()
+		const ack = `data: {"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":7},"notifications":{"toolsListChanged":true}}}` + "\n\n"
+		if got := w.String(); got != ack {
+			t.Fatalf("before any keep-alive: %q", got)
+		}
+		time.Sleep(9 * time.Second)
+		synctest.Wait()
+		if got := w.String(); got != ack {
+			t.Fatalf("keep-alive too early: %q", got)
+		}
+		time.Sleep(21 * time.Second) // t = 30 s: three keep-alives
+		synctest.Wait()
+		if got := w.String(); got != ack+strings.Repeat(": keep-alive\n\n", 3) {
+			t.Fatalf("after 30 s: %q", got)
+		}
+		// The client going away ends the stream without a final result.
+		cancel()
+		<-done
+		if got := w.String(); strings.Contains(got, `"result"`) {
+			t.Errorf("result after the client left: %q", got)
+		}
+		if w.status != http.StatusOK || w.h.Get("Content-Type") != "text/event-stream" {
+			t.Errorf("%d %v", w.status, w.h)
+		}
+	})
+}
+
+func TestListenFilters(t *testing.T) {
+	s := quietServer(nil)
+	addText(t, s, "a", "a")
+	must(t, s.AddPrompt(&mcp.Prompt{Name: "p"}, func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		return &mcp.GetPromptResult{}, nil
+	}))
+	h := mcp.NewHTTPHandler(s, nil)
+	type stream struct {
+		w    *syncWriter
+		done chan struct{}
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	open := func(filter string) *stream {
+		st := &stream{w: &syncWriter{h: http.Header{}}, done: make(chan struct{})}
+		go func() { h.ServeHTTP(st.w, listenRequest(ctx, filter)); close(st.done) }()
+		return st
+	}
+	// Resources are not advertised: resource subscriptions and
+	// resourcesListChanged are dropped from the ack.
+	tools := open(`{"toolsListChanged":true,"resourcesListChanged":true,"resourceSubscriptions":["test://x"]}`)
+	prompts := open(`{"promptsListChanged":true}`)
+	none := open(`{}`)
+	s.Close() // every stream ends with its result after its ack and what is pending
+	for _, st := range []*stream{tools, prompts, none} {
+		<-st.done
+	}
+	cancel()
+	events := func(st *stream) []string {
+		var out []string
+		for _, ev := range strings.Split(strings.TrimSuffix(st.w.String(), "\n\n"), "\n\n") {
+			var m struct {
+				Method string
+				Params struct {
+					Notifications json.RawMessage
+				}
+			}
+			must(t, json.Unmarshal([]byte(strings.TrimPrefix(ev, "data: ")), &m))
+			if m.Method == "" {
+				out = append(out, "result")
+			} else {
+				out = append(out, m.Method+string(m.Params.Notifications))
+			}
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		st   *stream
+		want string
+	}{
+		{tools, `[notifications/subscriptions/acknowledged{"toolsListChanged":true} result]`},
+		{prompts, `[notifications/subscriptions/acknowledged{"promptsListChanged":true} result]`},
+		{none, `[notifications/subscriptions/acknowledged{} result]`},
+	} {
+		if got := fmt.Sprint(events(tc.st)); got != tc.want {
+			t.Errorf("got %s\nwant %s", got, tc.want)
+		}
+	}
+	// A closed server answers new listen requests with their result at once.
+	w := &syncWriter{h: http.Header{}}
+	h.ServeHTTP(w, listenRequest(t.Context(), `{"toolsListChanged":true}`))
+	if !strings.Contains(w.String(), `"result":{"resultType":"complete"`) {
+		t.Errorf("listen after Close: %q", w.String())
+	}
+}
+
+func TestCompletion(t *testing.T) {
+	s := quietServer(nil)
+	must(t, s.AddPrompt(&mcp.Prompt{Name: "p", Arguments: []mcp.PromptArgument{{Name: "lang"}}}, func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		return &mcp.GetPromptResult{Messages: []mcp.PromptMessage{{Role: "user", Content: mcp.TextContent(req.Arguments["lang"])}}}, nil
+	}))
+	s.SetCompletionHandler(func(ctx context.Context, req *mcp.CompleteRequest) (*mcp.Completion, error) {
+		switch req.Argument.Value {
+		case "many":
+			vals := make([]string, 150)
+			for i := range vals {
+				vals[i] = fmt.Sprint(i)
+			}
+			return &mcp.Completion{Values: vals, Total: 150}, nil
+		case "none":
+			return nil, nil
+		case "fail":
+			return nil, errors.New("backend down")
+		}
+		return &mcp.Completion{Values: []string{req.Ref.Type + ":" + req.Ref.Name + req.Ref.URI + ":" + req.Argument.Name + "=" + req.Argument.Value + ":" + req.Context["x"]}}, nil
+	})
+	c := mcp.NewClient(s)
+	promptRef := map[string]any{"type": "ref/prompt", "name": "p"}
+	arg := func(v string) map[string]any { return map[string]any{"name": "lang", "value": v} }
+	for _, tc := range []struct {
+		name   string
+		params map[string]any
+		code   int
+		want   string
+	}{
+		{"prompt", map[string]any{"ref": promptRef, "argument": arg("g")}, 0, `{"values":["ref/prompt:p:lang=g:"]}`},
+		{"resource with context", map[string]any{"ref": map[string]any{"type": "ref/resource", "uri": "file:///{x}"}, "argument": arg("g"), "context": map[string]any{"arguments": map[string]any{"x": "y"}}}, 0, `{"values":["ref/resource:file:///{x}:lang=g:y"]}`},
+		{"truncated to 100", map[string]any{"ref": promptRef, "argument": arg("many")}, 0, ""},
+		{"nil completion", map[string]any{"ref": promptRef, "argument": arg("none")}, 0, `{"values":[]}`},
+		{"handler error", map[string]any{"ref": promptRef, "argument": arg("fail")}, mcp.CodeInternalError, ""},
+		{"unknown prompt", map[string]any{"ref": map[string]any{"type": "ref/prompt", "name": "q"}, "argument": arg("g")}, mcp.CodeInvalidParams, ""},
+		{"bad ref type", map[string]any{"ref": map[string]any{"type": "ref/tool", "name": "p"}, "argument": arg("g")}, mcp.CodeInvalidParams, ""},
+		{"resource without uri", map[string]any{"ref": map[string]any{"type": "ref/resource"}, "argument": arg("g")}, mcp.CodeInvalidParams, ""},
+		{"ref missing", map[string]any{"argument": arg("g")}, mcp.CodeInvalidParams, ""},
+		{"argument missing", map[string]any{"ref": promptRef}, mcp.CodeInvalidParams, ""},
+		{"context not strings", map[string]any{"ref": promptRef, "argument": arg("g"), "context": map[string]any{"arguments": map[string]any{"x": 1}}}, mcp.CodeInvalidParams, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := doRPC(t, c, "completion/complete", tc.params)
+			if tc.code != 0 {
+				if r.Error == nil || r.Error.Code != tc.code {
+					t.Errorf("got %+v %s, want %d", r.Error, r.Result, tc.code)
+				}
+				return
+			}
+			if r.Error != nil {
+				t.Fatal(r.Error)
+			}
+			var res struct {
+				Completion json.RawMessage `json:"completion"`
+			}
+			must(t, json.Unmarshal(r.Result, &res))
+			if tc.want != "" {
+				if !jsonEqual(res.Completion, []byte(tc.want)) {
+					t.Errorf("completion = %s, want %s", res.Completion, tc.want)
+				}
+				return
+			}
+			var comp mcp.Completion
+			must(t, json.Unmarshal(res.Completion, &comp))
+			if len(comp.Values) != 100 || !comp.HasMore || comp.Total != 150 || comp.Values[99] != "99" {
+				t.Errorf("truncation: %d values, hasMore %v, total %d", len(comp.Values), comp.HasMore, comp.Total)
+			}
+		})
+	}
+	// The typed client helpers.
+	d, err := c.Discover(t.Context())
+	if err != nil || d.Capabilities.Completions == nil || d.Capabilities.Prompts == nil || d.ResultType != "complete" {
+		t.Errorf("Discover = %+v, %v", d, err)
+	}
+	p, err := c.GetPrompt(t.Context(), "p", map[string]string{"lang": "go"})
+	if err != nil || len(p.Messages) != 1 || p.Messages[0].Content.Text != "go" {
+		t.Errorf("GetPrompt = %+v, %v", p, err)
+	}
+}
+
+func TestInputAccessors(t *testing.T) {
+	s := quietServer(nil)
+	must(t, mcp.AddTool(s, &mcp.Tool{Name: "gather"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, error) {
+		if req.Round == 0 {
+			return nil, mcp.RequireInput(map[string]mcp.InputRequest{
+				"s": mcp.Sample(mcp.CreateMessageParams{Messages: []mcp.SamplingMessage{{Role: "user", Content: mcp.TextContent("hi")}}, MaxTokens: 5}),
+				"r": mcp.ListRoots(),
+				"e": mcp.ElicitForm("ok?", nil),
+			}, nil)
+		}
+		sm, okS := req.Sampling("s")
+		roots, okR := req.Roots("r")
+		el, okE := req.Elicitation("e")
+		_, wrongKind := req.Roots("s") // a sampling answer is not a roots answer
+		_, missing := req.Sampling("nope")
+		return mcp.TextResult(fmt.Sprintf("%v %s %s|%v %d %s|%v %s|%v %v", okS, sm.Model, sm.Content, okR, len(roots.Roots), roots.Roots[0].URI, okE, el.Action, wrongKind, missing)), nil
+	}))
+	c := mcp.NewClient(s)
+	c.Capabilities = mcp.ClientCapabilities{Sampling: &mcp.SamplingCapability{}, Roots: &struct{}{}, Elicitation: &mcp.ElicitationCapability{}}
+	c.AnswerInput = func(ctx context.Context, key string, ir mcp.InputRequest) (any, error) {
+		switch ir.Method {
+		case mcp.MethodCreateMessage:
+			return mcp.CreateMessageResult{Role: "assistant", Model: "m1", Content: json.RawMessage(`{"type":"text","text":"yo"}`)}, nil
+		case mcp.MethodListRoots:
+			return mcp.ListRootsResult{Roots: []mcp.Root{{URI: "file:///src"}}}, nil
+		}
+		return mcp.ElicitResult{Action: "decline"}, nil
+	}
+	res, err := c.CallTool(t.Context(), "gather", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Content[0].Text; got != `true m1 {"type":"text","text":"yo"}|true 1 file:///src|true decline|false false` {
+		t.Errorf("got %s", got)
+	}
+}
+
+func TestHostAndOriginAllowLists(t *testing.T) {
+	s := quietServer(nil)
+	addText(t, s, "a", "a")
+	for _, tc := range []struct {
+		name           string
+		opts           mcp.HTTPOptions
+		host, origin   string
+		wantStatusCode int
+	}{
+		{"default loopback v4", mcp.HTTPOptions{}, "127.0.0.1:9", "", 200},
+		{"default loopback v6", mcp.HTTPOptions{}, "[::1]:9", "http://[::1]:9", 200},
+		{"default localhost upper case", mcp.HTTPOptions{}, "LOCALHOST", "", 200},
+		{"default rejects public host", mcp.HTTPOptions{}, "mcp.example.com", "", 403},
+		{"default rejects rebinding name", mcp.HTTPOptions{}, "localhost.evil.example", "", 403},
+		{"default rejects file origin", mcp.HTTPOptions{}, "localhost", "file://", 403},
+		{"listed host", mcp.HTTPOptions{AllowedHosts: []string{"mcp.example.com"}}, "mcp.example.com:443", "", 200},
+		{"listed host:port only that port", mcp.HTTPOptions{AllowedHosts: []string{"mcp.example.com:8443"}}, "mcp.example.com:443", "", 403},
+		{"listed host:port", mcp.HTTPOptions{AllowedHosts: []string{"mcp.example.com:8443"}}, "mcp.example.com:8443", "", 200},
+		{"listed host replaces loopback", mcp.HTTPOptions{AllowedHosts: []string{"mcp.example.com"}}, "localhost", "", 403},
+		{"any host", mcp.HTTPOptions{AllowedHosts: []string{"*"}}, "whatever.example", "", 200},
+		{"listed origin", mcp.HTTPOptions{AllowedHosts: []string{"*"}, AllowedOrigins: []string{"https://app.example.com"}}, "x", "https://app.example.com", 200},
+		{"unlisted origin", mcp.HTTPOptions{AllowedHosts: []string{"*"}, AllowedOrigins: []string{"https://app.example.com"}}, "x", "https://evil.example.com", 403},
+		{"listed origin with port", mcp.HTTPOptions{AllowedHosts: []string{"*"}, AllowedOrigins: []string{"https://app.example.com:8443"}}, "x", "https://app.example.com:8443", 200},
+		{"listed origin with port, other port", mcp.HTTPOptions{AllowedHosts: []string{"*"}, AllowedOrigins: []string{"https://app.example.com:8443"}}, "x", "https://app.example.com:9443", 403},
+		{"listed IPv6 host:port", mcp.HTTPOptions{AllowedHosts: []string{"[fd00::1]:8080"}}, "[fd00::1]:8080", "", 200},
+		{"any origin", mcp.HTTPOptions{AllowedHosts: []string{"*"}, AllowedOrigins: []string{"*"}}, "x", "https://evil.example.com", 200},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := mcp.NewHTTPHandler(s, &tc.opts)
+			req := httptest.NewRequest(http.MethodPost, "http://localhost/mcp", strings.NewReader(rpc("tools/list", "")))
+			req.Host = tc.host
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set(mcp.HeaderProtocolVersion, mcp.ProtocolVersion)
+			req.Header.Set(mcp.HeaderMethod, "tools/list")
+			if tc.origin != "" {
+				req.Header.Set("Origin", tc.origin)
+			}
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			if rec.Code != tc.wantStatusCode {
+				t.Errorf("status %d, want %d: %s", rec.Code, tc.wantStatusCode, rec.Body)
+			}
+			if rec.Code == 403 && strings.Contains(rec.Body.String(), `"id"`) {
+				t.Errorf("403 body carries an id: %s", rec.Body)
+			}
+		})
+	}
 }
