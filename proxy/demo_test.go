@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http/httptest"
 	"strconv"
 	"strings"
@@ -158,4 +159,34 @@ func TestDemoEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantOK(t, res)
+}
+
+func TestConcurrentDispatch(t *testing.T) {
+	p, eps, _ := demoGateway(t, demo.Options{RequireAuth: true}, nil)
+	ctx := mcp.WithPrincipal(t.Context(), mcp.Principal{Credential: "demo-token"})
+	errs := make(chan string, 64)
+	done := make(chan struct{})
+	for g := range 8 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i := range 20 {
+				tool, args := "getPet", `{"petId":1}`
+				if (g+i)%3 == 0 {
+					tool, args = "listPets", `{"limit":3,"filter":{"status":"available"}}`
+				}
+				r, err := p.Dispatch(ctx, eps[tool], json.RawMessage(args))
+				if err != nil || r.IsError {
+					errs <- fmt.Sprint(err, r)
+					return
+				}
+			}
+		}()
+	}
+	for range 8 {
+		<-done
+	}
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
 }
