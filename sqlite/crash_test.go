@@ -54,7 +54,7 @@ func crashChild(path string) {
 		fmt.Println("ERROR", err)
 		os.Exit(2)
 	}
-	r, err := tasks.NewRunner(tasks.RunnerConfig{Manager: m, Owner: "child", Concurrency: 16, Queue: 32,
+	r, err := tasks.NewRunner(tasks.RunnerConfig{Manager: m, Owner: "child", Concurrency: 16, Queue: 32, Lease: 10 * time.Minute,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		fmt.Println("ERROR", err)
@@ -102,6 +102,20 @@ func crashChild(path string) {
 		})
 	}
 	wg.Wait()
+	// Make "mid-flight" certain: every worker is inside a task that will not
+	// finish (slow or waiting for input) before the parent is told to kill.
+	for {
+		var busy int
+		if err := m.DB().QueryRow(`SELECT count(*) FROM tasks WHERE status IN ('working','input_required') AND lease_token > 0`).Scan(&busy); err != nil {
+			fmt.Fprintln(out, "ERROR", err)
+			out.Flush()
+			os.Exit(2)
+		}
+		if busy >= 16 {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	fmt.Fprintln(out, "SUBMITTED")
 	out.Flush()
 	select {} // keep working until killed
@@ -155,7 +169,7 @@ func TestCrashRecovery(t *testing.T) {
 	if len(handles) != crashTasks {
 		t.Fatalf("child handed out %d handles, want %d (scan: %v)", len(handles), crashTasks, sc.Err())
 	}
-	time.Sleep(300 * time.Millisecond) // let workers get into the slow tasks
+	time.Sleep(time.Duration(rand.IntN(100)) * time.Millisecond) // heartbeats and quick tasks in flight
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -195,14 +209,29 @@ func TestCrashRecovery(t *testing.T) {
 	}
 
 	// A client cancels some tasks while the server is down.
+	// Tasks the dead worker held still have live-looking leases: the cancel
+	// only records intent, which recovery must honour. Never-started ones are
+	// cancelled at once.
 	cancelled := map[string]bool{}
+	var heldCancels, freeCancels int
 	for _, h := range handles {
 		tk := before[h.id]
-		if len(cancelled) < 10 && !tk.Status.Terminal() && (h.i%len(crashTools) == 3 || tk.LeaseToken == 0) {
-			if err := m.Cancel(ctx, crashOwner(h.i), h.id); err != nil {
-				t.Fatal(err)
-			}
-			cancelled[h.id] = true
+		held := tk.LeaseToken > 0
+		if tk.Status.Terminal() || held && heldCancels == 3 || !held && freeCancels == 5 {
+			continue
+		}
+		if err := m.Cancel(ctx, crashOwner(h.i), h.id); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := m.Get(ctx, crashOwner(h.i), h.id)
+		if held && (got.Status == tasks.Cancelled || !got.CancelRequested) || !held && got.Status != tasks.Cancelled {
+			t.Fatalf("cancel of %s (held %v) left %s, intent %v", h.id, held, got.Status, got.CancelRequested)
+		}
+		cancelled[h.id] = true
+		if held {
+			heldCancels++
+		} else {
+			freeCancels++
 		}
 	}
 
