@@ -16,13 +16,28 @@
 // for later polling) for each tools/call. [Proxy.Handler] adapts an endpoint
 // to an [mcp.ToolHandler].
 //
+// Results: a 2xx JSON body becomes structuredContent (a compact
+// json.RawMessage, never decoded unless redaction needs it) plus the same
+// JSON as a text block; text stays text; image/* and audio/* become
+// image/audio blocks; other binaries an embedded resource (base64 blob with
+// its MIME type); 204 or an empty body a short text. 4xx/5xx are tool
+// errors with the status and a body excerpt (401 says authentication
+// failed, 403 permission denied, 429 rate limited). A 202 Accepted with
+// Location or Operation-Location is reported in [DispatchResult.Accepted]
+// and rendered as a complete result telling the model where to poll. Bodies
+// are read up to [Config.MaxResponseBytes]: a larger text or JSON body is
+// shown cut with a truncation note, a larger binary (or a JSON body that
+// must be redacted) is a tool error. Tool.RedactResponse paths are removed
+// from every JSON body, success or error, before anything leaves.
+//
 // Invariants:
 //   - A credential is only ever sent to the configured upstream origin
 //     (scheme, host and port of [Config.BaseURL]). Same-origin redirects are
-//     followed (at most [Config.MaxRedirects]); a redirect to any other
-//     origin is never followed, so its target never sees a request at all,
-//     and the 3xx is reported as a tool error. Credentials never appear in
-//     logs or in tool results.
+//     followed (at most [Config.MaxRedirects], credentials re-applied); a
+//     redirect to any other origin is never followed, so its target never
+//     sees a request at all, and the 3xx is reported as a tool error.
+//     Credentials never appear in logs or in tool results, and a static
+//     credential replaces any same-named argument.
 //   - Parameters are encoded, never spliced: a path argument stays inside its
 //     path segment ("/", "?", "#", "%" are percent-encoded; a value of "." or
 //     ".." is sent as %2E / %2E%2E), no argument can change the scheme, host
