@@ -31,7 +31,7 @@ const (
 	defaultMaxName        = 64
 	maxMaxName            = 128
 	defaultMaxDescription = 1024
-	defaultMaxOutput      = 256 << 10
+	defaultMaxOutput      = 64 << 10
 	maxArgName            = 64
 )
 
@@ -676,6 +676,14 @@ func (g *generator) bodyCandidates(where string, rb *openapi3.RequestBody) (*Bod
 		return whole(map[string]any{"type": "string", "contentEncoding": "base64", "description": "The request body (" + ct + "), base64-encoded."}, true)
 	}
 	props, req, ok := flattenable(schema)
+	if ok && len(props) == 0 && closedObject(schema) {
+		// An empty closed object ({"properties":{},"additionalProperties":false},
+		// as in Stripe's GET operations): nothing to send.
+		if !rb.Required {
+			return nil, nil
+		}
+		return body, nil
+	}
 	if !ok || len(props) == 0 {
 		if form || multipart {
 			return whole(map[string]any{"type": "object"}, false)
@@ -761,6 +769,15 @@ func flattenable(r *openapi3.SchemaRef) (map[string]*openapi3.SchemaRef, map[str
 		return nil, nil, false
 	}
 	return props, req, true
+}
+
+// closedObject: additionalProperties is false.
+func closedObject(r *openapi3.SchemaRef) bool {
+	if r == nil || r.Value == nil {
+		return false
+	}
+	h := r.Value.AdditionalProperties.Has
+	return h != nil && !*h
 }
 
 func isBinary(r *openapi3.SchemaRef) bool {

@@ -198,6 +198,10 @@ func TestBodies(t *testing.T) {
 	if !strings.HasPrefix(string(list.OutputSchema), `{"items":{"type":"integer"},"type":"array"`) {
 		t.Errorf("array outputSchema = %s", list.OutputSchema)
 	}
+	empty := findTool(t, res, "getWithEmptyBody")
+	if empty.Route.Body != nil || len(empty.Route.Arguments) != 1 {
+		t.Errorf("empty closed body: %+v", empty.Route)
+	}
 	text := findTool(t, res, "postText")
 	if a := findArg(t, text, "body"); a.Base64 || text.Route.Body.ContentType != "text/plain" {
 		t.Errorf("text body = %+v", a)
@@ -539,6 +543,11 @@ func TestSchemaBudget(t *testing.T) {
 	}
 	var n int
 	checkTools(t, res.Tools, &n)
+	for _, tool := range res.Tools {
+		if len(tool.OutputSchema) > 130 {
+			t.Errorf("tool %s: outputSchema of %d bytes over the bound", tool.Name, len(tool.OutputSchema))
+		}
+	}
 	if !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "2 outputSchemas were over 130 bytes") }) {
 		t.Errorf("no trimming warning: %v", res.Warnings)
 	}

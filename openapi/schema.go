@@ -138,6 +138,22 @@ func (c *schemaConverter) encodeWithDefs(root map[string]any, d deps, budget int
 	if len(d) == 0 {
 		return raw, 0, nil
 	}
+	// The `true` entries take room too: shrink the budget by the overshoot
+	// and try again, a few times.
+	b := budget
+	for range 4 {
+		out, trimmed := c.appendDefs(raw, d, b)
+		if budget <= 0 || len(out) <= budget || b <= len(raw) {
+			return out, trimmed, nil
+		}
+		b -= len(out) - budget + 1024
+	}
+	out, trimmed := c.appendDefs(raw, d, max(b, 1))
+	return out, trimmed, nil
+}
+
+func (c *schemaConverter) appendDefs(raw []byte, d deps, budget int) ([]byte, int) {
+	trimmed := 0
 	queue := make([]*defEntry, 0, len(d))
 	for s := range d {
 		queue = append(queue, c.defs[s])
@@ -194,7 +210,7 @@ func (c *schemaConverter) encodeWithDefs(root map[string]any, d deps, budget int
 		}
 	}
 	buf.WriteString("}}")
-	return buf.Bytes(), trimmed, nil
+	return buf.Bytes(), trimmed
 }
 
 // convert converts one schema value (not a reference) into a 2020-12 schema.

@@ -248,7 +248,7 @@ type GenerateOptions struct {
 	// MaxOutputSchemaBytes bounds an encoded outputSchema: past it, the
 	// $defs farthest (breadth-first) from the root become `true` (any
 	// value), so the schema stays truthful but less detailed; a schema still
-	// over the bound is left out. 0 means 256 KiB; negative means unbounded.
+	// over the bound is left out. 0 means 64 KiB; negative means unbounded.
 	MaxOutputSchemaBytes int `json:"maxOutputSchemaBytes,omitempty"`
 	// MaxInputSchemaBytes bounds an encoded inputSchema the same way (the
 	// root and its properties are always kept). 0 or negative: unbounded.

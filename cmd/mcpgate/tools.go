@@ -35,7 +35,7 @@ func (g *genFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&g.overrides, "overrides", "", "overrides file (JSON or YAML) keyed by operationId or \"METHOD /path\"")
 	fs.IntVar(&g.maxName, "max-name-length", 64, "maximum tool name length (16..128)")
 	fs.IntVar(&g.maxDescription, "max-description-length", 1024, "maximum tool description length in bytes (-1: unbounded)")
-	fs.IntVar(&g.maxOutput, "max-output-schema-bytes", 256<<10, "bound outputSchemas: past it, the $defs farthest from the root become true (-1: unbounded)")
+	fs.IntVar(&g.maxOutput, "max-output-schema-bytes", 64<<10, "bound outputSchemas: past it, the $defs farthest from the root become true (-1: unbounded)")
 	fs.IntVar(&g.maxInput, "max-input-schema-bytes", 0, "bound inputSchemas the same way (0: unbounded)")
 	fs.BoolVar(&g.validate, "validate", false, "also run kin-openapi validation and report its findings as warnings")
 	fs.BoolVar(&g.verbose, "v", false, "print every warning (default: the first 10 and a count)")
