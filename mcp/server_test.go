@@ -1403,3 +1403,68 @@ func TestHostAndOriginAllowLists(t *testing.T) {
 		})
 	}
 }
+
+func TestAddToolValidation(t *testing.T) {
+	h := func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.TextResult(""), nil
+	}
+	for _, tc := range []struct {
+		name, tool, schema string
+		ok                 bool
+	}{
+		{"no schema", "t", ``, true},
+		{"dotted name", "a.b-c_D9", `{"type":"object"}`, true},
+		{"empty name", "", `{"type":"object"}`, false},
+		{"name with space", "a b", `{"type":"object"}`, false},
+		{"name too long", strings.Repeat("n", 129), `{"type":"object"}`, false},
+		{"root not an object schema", "t", `{"type":"string"}`, false},
+		{"schema not JSON object", "t", `[1]`, false},
+		{"header on string", "t", `{"type":"object","properties":{"r":{"type":"string","x-mcp-header":"Region"}}}`, true},
+		{"header on nested property", "t", `{"type":"object","properties":{"o":{"type":"object","properties":{"r":{"type":"integer","x-mcp-header":"R"}}}}}`, true},
+		{"header on number", "t", `{"type":"object","properties":{"r":{"type":"number","x-mcp-header":"R"}}}`, false},
+		{"header on object", "t", `{"type":"object","properties":{"r":{"type":"object","x-mcp-header":"R"}}}`, false},
+		{"header not a token", "t", `{"type":"object","properties":{"r":{"type":"string","x-mcp-header":"Bad Name"}}}`, false},
+		{"header empty", "t", `{"type":"object","properties":{"r":{"type":"string","x-mcp-header":""}}}`, false},
+		{"header not a string", "t", `{"type":"object","properties":{"r":{"type":"string","x-mcp-header":5}}}`, false},
+		{"header duplicated ignoring case", "t", `{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"Region"},"b":{"type":"string","x-mcp-header":"region"}}}`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := quietServer(nil).AddTool(&mcp.Tool{Name: tc.tool, InputSchema: json.RawMessage(tc.schema)}, h)
+			if (err == nil) != tc.ok {
+				t.Errorf("err = %v, want ok=%v", err, tc.ok)
+			}
+		})
+	}
+	// A nested x-mcp-header argument is checked against its header.
+	s := quietServer(nil)
+	must(t, s.AddTool(&mcp.Tool{Name: "nested", InputSchema: json.RawMessage(`{"type":"object","properties":{"o":{"type":"object","properties":{"flag":{"type":"boolean","x-mcp-header":"Flag"}}}}}`)}, h))
+	ts := httptest.NewServer(mcp.NewHTTPHandler(s, nil))
+	defer ts.Close()
+	for _, tc := range []struct {
+		args, header string
+		status       int
+	}{
+		{`{"o":{"flag":true}}`, "true", 200},
+		{`{"o":{"flag":true}}`, "True", 400},
+		{`{"o":{"flag":false}}`, "", 400},
+		{`{"o":{}}`, "", 200},
+		{`{"o":5}`, "", 200},
+	} {
+		req, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(rpc("tools/call", `"name":"nested","arguments":`+tc.args)))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set(mcp.HeaderProtocolVersion, mcp.ProtocolVersion)
+		req.Header.Set(mcp.HeaderMethod, "tools/call")
+		req.Header.Set(mcp.HeaderName, "nested")
+		if tc.header != "" {
+			req.Header.Set("Mcp-Param-Flag", tc.header)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.status {
+			t.Errorf("%s with %q: status %d, want %d", tc.args, tc.header, resp.StatusCode, tc.status)
+		}
+	}
+}
