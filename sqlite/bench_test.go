@@ -98,3 +98,42 @@ func BenchmarkGet(b *testing.B) {
 		perSecond(b)
 	})
 }
+
+// BenchmarkRunner measures the whole path on SQLite: submit (durable create)
+// → claim → handler → completed, with 4 workers.
+func BenchmarkRunner(b *testing.B) {
+	m := benchManager(b, "NORMAL")
+	r, err := tasks.NewRunner(tasks.RunnerConfig{Manager: m, Concurrency: 4, Queue: 1 << 16})
+	if err != nil {
+		b.Fatal(err)
+	}
+	r.Handle("echo", tasks.Handler{Run: func(ctx context.Context, x *tasks.Exec) (json.RawMessage, error) {
+		return json.RawMessage(`{"content":[{"type":"text","text":"ok"}],"isError":false}`), nil
+	}})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { r.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	ids := make([]string, 0, b.N)
+	b.ResetTimer()
+	for range b.N {
+		tk, err := r.Submit(ctx, tasks.NewTask{Owner: benchOwner, ToolName: "echo", Params: benchParams, TTL: time.Hour})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ids = append(ids, tk.ID)
+	}
+	for _, id := range ids {
+		for {
+			tk, err := m.Get(ctx, benchOwner, id)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if tk.Status == tasks.Completed {
+				break
+			}
+			time.Sleep(100 * time.Microsecond)
+		}
+	}
+	perSecond(b)
+}

@@ -1,39 +1,3 @@
-// Package tasks is the task authority of mcpgate: the domain model, the state
-// machine and the execution runtime behind the MCP Tasks extension
-// (io.modelcontextprotocol/tasks, spec revision 2026-07-28).
-//
-// Ownership. This package owns task state and its legal transitions. The mcp
-// package owns the wire: it maps tasks/get, tasks/update, tasks/cancel,
-// CreateTaskResult and notifications/tasks onto a [Store]. Payloads that
-// belong to the wire (a CallToolResult, a JSON-RPC error object, input
-// requests and responses) travel through this package as opaque
-// [encoding/json.RawMessage] values and are stored and returned unchanged.
-// This package never imports mcp.
-//
-// Invariants, kept by every [Manager] (checked by package taskstest):
-//
-//   - Status follows working ⇄ input_required → completed | failed |
-//     cancelled. Terminal states never change ([Status.CanBecome]).
-//   - A task id carries at least 128 bits from crypto/rand.
-//   - Every task is bound to the [Principal] (subject and tenant) that created
-//     it. An unknown, expired or foreign id yields the single error
-//     [ErrNotFound] with one fixed message, so the two are indistinguishable.
-//   - Create returns only once the task is readable by Get (durable for a
-//     durable manager).
-//   - Input request keys are unique over a task's lifetime: an answered key is
-//     never outstanding again, and answers to keys that are not outstanding are
-//     ignored.
-//   - Worker writes are fenced: a worker acts through a [Lease] whose token is
-//     bumped by every claim, so a worker whose task was taken over can no longer
-//     change it ([ErrLeaseLost]).
-//
-// The transition rules live here as methods on *[Task] (AcceptInput,
-// RequestCancel, TakeLease, ...); managers load a task, apply one of them and
-// store the result atomically. That keeps one state machine for every store.
-//
-// Execution lives in [Runner]: bounded concurrency, lease heartbeats,
-// cancelation through the context, input rounds, and restart recovery.
-// Notifications go through a [Publisher] that carries task ids only.
 package tasks
 
 import (
