@@ -82,16 +82,16 @@ func (t *Token) Principal() mcp.Principal {
 }
 
 // String describes the token without its raw form.
-func (t *Token) String() string {
+func (t Token) String() string {
 	return fmt.Sprintf("token(sub=%q tenant=%q iss=%q aud=%q scopes=%q exp=%s; credential redacted)",
 		t.Subject, t.Tenant, t.Issuer, t.Audiences, t.Scopes, t.ExpiresAt.UTC().Format(time.RFC3339))
 }
 
 // GoString is String, so %#v does not print the raw token either.
-func (t *Token) GoString() string { return t.String() }
+func (t Token) GoString() string { return t.String() }
 
 // LogValue logs the token's identity, never its raw form.
-func (t *Token) LogValue() slog.Value {
+func (t Token) LogValue() slog.Value {
 	return slog.GroupValue(
 		slog.String("sub", t.Subject),
 		slog.String("tenant", t.Tenant),
