@@ -48,8 +48,12 @@ func (noneResolver) Apply(context.Context, *http.Request, *openapi.Route) error 
 
 // Passthrough forwards the caller's own credential: the Credential of
 // [mcp.PrincipalFrom](ctx) (the incoming bearer token) is sent verbatim as
-// "Authorization: Bearer <credential>". An anonymous caller sends nothing.
-// It is the default resolver.
+// "Authorization: Bearer <credential>" on every call (whatever the route's
+// declared security; the upstream decides), and only ever to the configured
+// upstream origin. An anonymous caller sends nothing. It is the default
+// resolver. Checking that the token's audience covers the upstream (or
+// exchanging it, RFC 8693) belongs to the transport's auth layer or to
+// another resolver.
 func Passthrough() AuthResolver { return passthrough{} }
 
 type passthrough struct{}

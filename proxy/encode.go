@@ -21,6 +21,7 @@ var (
 	keepUnreserved   = makeTable("")
 	keepQueryReserve = makeTable(":/?[]@!$'()*,;=")
 	keepPathLiteral  = makeTable("!$&'()*+,;=:@/")
+	keepQueryLiteral = makeTable(":/?[]@!$'()*,;=&+%") // literal query text of a path template
 )
 
 func makeTable(extra string) *[256]bool {

@@ -15,7 +15,8 @@ import (
 // literal and parameter parts, the arguments sorted by location, header
 // rules checked, redaction paths split and the inputSchema compiled (lazily,
 // once). Build it with [Proxy.Endpoint] when the tool set changes; it is
-// immutable and safe for concurrent use.
+// immutable and safe for concurrent use. It shares the tool's slices (input
+// schema, security requirements): do not modify a tool after compiling it.
 type Endpoint struct {
 	proxy *Proxy
 	tool  openapi.Tool
@@ -247,10 +248,8 @@ func literalPart(s string, path bool) pathPart {
 		return pathPart{literal: string(appendPathLiteral(nil, s))}
 	}
 	// a literal query template: keep its structure (=, &), escape the rest
-	return pathPart{literal: string(appendEscaped(nil, s, makeQueryLiteral()))}
+	return pathPart{literal: string(appendEscaped(nil, s, keepQueryLiteral))}
 }
-
-func makeQueryLiteral() *[256]bool { return makeTable(":/?[]@!$'()*,;=&+%") }
 
 // Endpoints compiles every tool of a generated result, keyed by tool name.
 // Tools that cannot be compiled are left out and reported in the joined

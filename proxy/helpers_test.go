@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -190,5 +189,3 @@ func wantError(t testing.TB, r *mcp.CallToolResult, substrs ...string) {
 		}
 	}
 }
-
-var _ = bytes.Equal
