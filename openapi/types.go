@@ -118,8 +118,9 @@ type Route struct {
 	// Mutating is true for POST, PUT, PATCH and DELETE: a write.
 	Mutating bool `json:"mutating"`
 	// Security lists the alternative security requirements (any one
-	// suffices). An empty requirement means anonymous access is allowed.
-	// Nil means the operation declares none.
+	// suffices): the operation's own, else the document's. An empty
+	// requirement ({}) means anonymous access is allowed; an empty or nil
+	// list means no security is required.
 	Security []SecurityRequirement `json:"security,omitempty"`
 	// Servers lists operation- or path-level server URLs that override the
 	// document's, if any.
