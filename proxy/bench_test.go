@@ -113,3 +113,44 @@ func (w *discardWriter) Write(b []byte) (int, error) {
 	}
 	return len(b), nil
 }
+
+// BenchmarkPrepareGET measures only the proxy's own request work for
+// getPet (decode + validate the arguments, build the URL and headers,
+// apply the credential), without the network.
+func BenchmarkPrepareGET(b *testing.B) {
+	p, eps, _ := demoGateway(b, demo.Options{}, nil)
+	e := eps["getPet"]
+	ctx := mcp.WithPrincipal(context.Background(), mcp.Principal{Credential: "demo-token"})
+	args := json.RawMessage(`{"petId":1}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		v, res := e.decodeArgs(args)
+		if res != nil {
+			b.Fatal(text(res))
+		}
+		if _, res, err := p.buildRequest(ctx, e, v); err != nil || res != nil {
+			b.Fatal(err, res)
+		}
+	}
+}
+
+// BenchmarkRenderJSON measures turning a 2xx JSON response into the tool
+// result (validate + compact, structuredContent + text).
+func BenchmarkRenderJSON(b *testing.B) {
+	p, eps, srv := demoGateway(b, demo.Options{}, nil)
+	e := eps["getPet"]
+	resp, err := http.Get(srv.URL + "/pets/1")
+	if err != nil {
+		b.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	_ = p
+	b.ReportAllocs()
+	for b.Loop() {
+		res, _ := e.render(resp, body, false)
+		if res.IsError {
+			b.Fatal(text(res))
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -199,6 +200,12 @@ func TestRedirects(t *testing.T) {
 		switch r.URL.Path {
 		case "/same":
 			http.Redirect(w, r, "/target", http.StatusFound)
+		case "/same307":
+			http.Redirect(w, r, "/echo", http.StatusTemporaryRedirect)
+		case "/echo":
+			body, _ := io.ReadAll(r.Body)
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"method":"` + r.Method + `","body":` + string(body) + `}`))
 		case "/loop":
 			http.Redirect(w, r, "/loop", http.StatusFound)
 		case "/cross":
@@ -226,6 +233,13 @@ func TestRedirects(t *testing.T) {
 	wantOK(t, res)
 	if structured(t, res) != `{"auth":"Bearer `+token+`","key":"static-key","q":"api_key=query-key"}` {
 		t.Errorf("same-origin redirect lost the credential: %s", structured(t, res))
+	}
+
+	// a 307 re-sends the method and the body
+	res = callCtx(t, ctx, p, tool("/same307"), `{"a":"x"}`)
+	wantOK(t, res)
+	if structured(t, res) != `{"method":"POST","body":{"a":"x"}}` {
+		t.Errorf("307: %s", structured(t, res))
 	}
 
 	res = callCtx(t, ctx, p, tool("/cross"), `{"a":"x"}`)
