@@ -65,6 +65,7 @@ type Exchanger struct {
 	now           func() time.Time
 	cache         *ttlCache[exchangeKey, string]
 	group         singleflight.Group
+	joined        func() // test hook: a caller waits on a shared exchange
 }
 
 type exchangeKey struct {
@@ -138,6 +139,9 @@ func (e *Exchanger) Exchange(ctx context.Context, subjectToken, audience string)
 		}
 		return tok, nil
 	})
+	if e.joined != nil {
+		e.joined()
+	}
 	select {
 	case <-ctx.Done():
 		return "", fmt.Errorf("%w: %w", ErrExchange, ctx.Err())
