@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -46,6 +47,7 @@ func newRecorderWith(t testing.TB, reply http.HandlerFunc, setup func(*http.Serv
 	rec := &recorder{reply: reply}
 	rec.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(b)) // the reply may read it too
 		rec.mu.Lock()
 		rec.reqs = append(rec.reqs, recorded{
 			Method: r.Method, RequestURI: r.RequestURI, RawPath: r.URL.EscapedPath(), RawQuery: r.URL.RawQuery,

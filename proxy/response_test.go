@@ -239,7 +239,7 @@ func TestRedirects(t *testing.T) {
 	res = callCtx(t, ctx, p, tool("/same307"), `{"a":"x"}`)
 	wantOK(t, res)
 	if structured(t, res) != `{"method":"POST","body":{"a":"x"}}` {
-		t.Errorf("307: %s", structured(t, res))
+		t.Errorf("307: %s / %s", structured(t, res), text(res))
 	}
 
 	res = callCtx(t, ctx, p, tool("/cross"), `{"a":"x"}`)
