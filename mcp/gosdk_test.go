@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"net/http/httptest"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -83,9 +86,37 @@ func must(t testing.TB, err error) {
 	}
 }
 
-func sdkConnectHTTP(t *testing.T, s *mcp.Server, opts *sdk.ClientOptions) *sdk.ClientSession {
+// tapWriter shows the test what the server writes to the HTTP client.
+type tapWriter struct {
+	http.ResponseWriter
+	tap func([]byte)
+}
+
+func (w tapWriter) Write(p []byte) (int, error) {
+	w.tap(p)
+	return w.ResponseWriter.Write(p)
+}
+
+func (w tapWriter) Flush()                      { w.ResponseWriter.(http.Flusher).Flush() }
+func (w tapWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// tapFunc shows the test what the server writes to its client.
+type tapFunc func([]byte)
+
+func (f tapFunc) Write(p []byte) (int, error) { f(p); return len(p), nil }
+
+// sdkConnect connects the SDK client to s; tap, when not nil, sees every
+// byte the server writes before the client does.
+type sdkConnect func(t *testing.T, s *mcp.Server, opts *sdk.ClientOptions, tap func([]byte)) *sdk.ClientSession
+
+func sdkConnectHTTP(t *testing.T, s *mcp.Server, opts *sdk.ClientOptions, tap func([]byte)) *sdk.ClientSession {
 	t.Helper()
-	ts := httptest.NewServer(mcp.NewHTTPHandler(s, nil))
+	var h http.Handler = mcp.NewHTTPHandler(s, nil)
+	if tap != nil {
+		inner := h
+		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { inner.ServeHTTP(tapWriter{w, tap}, r) })
+	}
+	ts := httptest.NewServer(h)
 	t.Cleanup(ts.Close)
 	c := sdk.NewClient(&sdk.Implementation{Name: "sdk-client", Version: "0.0.1"}, opts)
 	cs, err := c.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: ts.URL, MaxRetries: -1}, nil)
@@ -98,13 +129,17 @@ func sdkConnectHTTP(t *testing.T, s *mcp.Server, opts *sdk.ClientOptions) *sdk.C
 
 // sdkConnectStdio serves s with ServeStdio over two io.Pipe pairs and
 // connects the SDK client to the other ends.
-func sdkConnectStdio(t *testing.T, s *mcp.Server, opts *sdk.ClientOptions) *sdk.ClientSession {
+func sdkConnectStdio(t *testing.T, s *mcp.Server, opts *sdk.ClientOptions, tap func([]byte)) *sdk.ClientSession {
 	t.Helper()
 	c2sR, c2sW := io.Pipe() // client writes, server reads
 	s2cR, s2cW := io.Pipe() // server writes, client reads
+	var out io.Writer = s2cW
+	if tap != nil {
+		out = io.MultiWriter(tapFunc(tap), s2cW)
+	}
 	done := make(chan error, 1)
 	go func() {
-		err := mcp.ServeStdio(context.Background(), s, c2sR, s2cW, nil)
+		err := mcp.ServeStdio(context.Background(), s, c2sR, out, nil)
 		s2cW.Close()
 		done <- err
 	}()
@@ -126,14 +161,14 @@ func sdkConnectStdio(t *testing.T, s *mcp.Server, opts *sdk.ClientOptions) *sdk.
 func TestGoSDKClient(t *testing.T) {
 	for _, tr := range []struct {
 		name    string
-		connect func(*testing.T, *mcp.Server, *sdk.ClientOptions) *sdk.ClientSession
+		connect sdkConnect
 	}{
 		{"http", sdkConnectHTTP},
 		{"stdio", sdkConnectStdio},
 	} {
 		t.Run(tr.name, func(t *testing.T) {
 			t.Run("ListAndCall", func(t *testing.T) {
-				cs := tr.connect(t, sdkFixture(t), nil)
+				cs := tr.connect(t, sdkFixture(t), nil, nil)
 				init := cs.InitializeResult()
 				if init == nil || init.ProtocolVersion != mcp.ProtocolVersion {
 					t.Fatalf("negotiated version = %+v, want %s", init, mcp.ProtocolVersion)
@@ -188,7 +223,7 @@ func TestGoSDKClient(t *testing.T) {
 						return &sdk.ElicitResult{Action: "decline"}, nil
 					},
 				}
-				cs := tr.connect(t, sdkFixture(t), opts)
+				cs := tr.connect(t, sdkFixture(t), opts, nil)
 				if v := cs.InitializeResult().ProtocolVersion; v != mcp.ProtocolVersion {
 					t.Fatalf("negotiated %q", v)
 				}
@@ -206,7 +241,7 @@ func TestGoSDKClient(t *testing.T) {
 			t.Run("ElicitationWithoutCapability", func(t *testing.T) {
 				// The SDK client without an elicitation handler declares no
 				// elicitation capability: the server answers -32021.
-				cs := tr.connect(t, sdkFixture(t), nil)
+				cs := tr.connect(t, sdkFixture(t), nil, nil)
 				_, err := cs.CallTool(t.Context(), &sdk.CallToolParams{Name: "profile", Arguments: map[string]any{}})
 				if err == nil {
 					t.Fatal("no error")
@@ -223,7 +258,7 @@ func TestGoSDKClient(t *testing.T) {
 						got <- fmt.Sprintf("%v:%v/%v:%s", req.Params.ProgressToken, req.Params.Progress, req.Params.Total, req.Params.Message)
 					},
 				}
-				cs := tr.connect(t, sdkFixture(t), opts)
+				cs := tr.connect(t, sdkFixture(t), opts, nil)
 				params := &sdk.CallToolParams{Name: "count", Arguments: map[string]any{}}
 				params.SetProgressToken("tok-1")
 				res, err := cs.CallTool(t.Context(), params)
@@ -237,16 +272,20 @@ func TestGoSDKClient(t *testing.T) {
 				// the same stream (SSE events / stdio lines); the SDK runs its
 				// notification handlers asynchronously, so they may still be
 				// in flight when CallTool returns.
-				for i := 1; i <= 3; i++ {
-					want := fmt.Sprintf("tok-1:%d/3:step %d", i, i)
+				// (The SDK may dispatch them concurrently: compare as a set; the
+				// server's ordering is asserted in TestHTTPResponseKind.)
+				var all []string
+				for len(all) < 3 {
 					select {
 					case g := <-got:
-						if g != want {
-							t.Errorf("progress %d = %q, want %q", i, g, want)
-						}
+						all = append(all, g)
 					case <-t.Context().Done():
-						t.Fatalf("progress %d never arrived", i)
+						t.Fatalf("only %d progress notifications: %v", len(all), all)
 					}
+				}
+				slices.Sort(all)
+				if want := "[tok-1:1/3:step 1 tok-1:2/3:step 2 tok-1:3/3:step 3]"; fmt.Sprint(all) != want {
+					t.Errorf("progress = %v, want %v", all, want)
 				}
 			})
 			t.Run("ToolListChanged", func(t *testing.T) {
@@ -258,15 +297,24 @@ func TestGoSDKClient(t *testing.T) {
 				}
 				s := sdkFixture(t)
 				// With a ToolListChangedHandler, Connect opens subscriptions/listen
-				// and returns once the server acknowledged it, so the stream is
-				// subscribed before AddTool below.
-				cs := tr.connect(t, s, opts)
+				// in the background. The server subscribes the stream before it
+				// writes the acknowledgement, so once the tap saw the ack an
+				// AddTool cannot be missed.
+				acked := make(chan struct{})
+				var once sync.Once
+				tap := func(p []byte) {
+					if strings.Contains(string(p), "notifications/subscriptions/acknowledged") {
+						once.Do(func() { close(acked) })
+					}
+				}
+				cs := tr.connect(t, s, opts, tap)
 				if v := cs.InitializeResult().ProtocolVersion; v != mcp.ProtocolVersion {
 					t.Fatalf("negotiated %q", v)
 				}
 				if _, err := cs.ListTools(t.Context(), nil); err != nil {
 					t.Fatal(err)
 				}
+				<-acked
 				must(t, s.AddTool(&mcp.Tool{Name: "late"}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 					return mcp.TextResult("late"), nil
 				}))
