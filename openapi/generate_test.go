@@ -616,3 +616,31 @@ func TestParseAndValidate(t *testing.T) {
 		t.Fatalf("generate: %v", err)
 	}
 }
+
+func TestMalformedSchemasStillCompile(t *testing.T) {
+	// Real documents carry schema mistakes; each must still give a schema
+	// that compiles.
+	doc := []byte(`{"openapi":"3.0.0","info":{"title":"M","version":"1"},"paths":{"/m":{"post":{"operationId":"m",
+		"requestBody":{"content":{"application/json":{"schema":{"type":"object","required":["a","a"],"properties":{
+			"a":{"type":"string","minimum":"0","maxLength":-1,"multipleOf":0,"examples":{"x":{"value":1}}},
+			"b":"string",
+			"c":{"type":"array","items":[{"type":"string"}],"enum":"nope","required":true},
+			"d":{"allOf":[{"required":["x","x"]}],"pattern":"(?<=x)y","format":7}}}}}},
+		"responses":{"200":{"description":"ok","content":{"application/json":{"schema":{"nullable":true}}}}}}}}}`)
+	d, err := Parse(context.Background(), doc, "m.json", LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Generate(d, GenerateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	checkTools(t, res.Tools, &n)
+	if n != 2 || string(res.Tools[0].OutputSchema) != "{}" {
+		t.Errorf("%d schemas compiled, output %s; want 2 and {}", n, res.Tools[0].OutputSchema)
+	}
+	if len(res.Warnings) < 2 {
+		t.Errorf("warnings = %v, want the bad property and the dropped pattern", res.Warnings)
+	}
+}

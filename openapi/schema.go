@@ -363,8 +363,8 @@ func (c *schemaConverter) convert(s *openapi3.Schema, d deps) any {
 		if req := filterRequired(s.Required, dropped); len(req) > 0 {
 			m["required"] = req
 		}
-	} else if len(s.Required) > 0 {
-		m["required"] = slices.Clone(s.Required)
+	} else if req := filterRequired(s.Required, nil); len(req) > 0 {
+		m["required"] = req // 2020-12 wants the names unique
 	}
 	if v, ok := c.boolSchema(s.AdditionalProperties, d); ok {
 		m["additionalProperties"] = v
