@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -189,4 +190,37 @@ func TestConcurrentDispatch(t *testing.T) {
 	for e := range errs {
 		t.Error(e)
 	}
+}
+
+func TestPollAccepted(t *testing.T) {
+	now := time.Date(2026, 7, 28, 12, 0, 0, 0, time.UTC)
+	var clock atomic.Int64 // offset from now, in ns
+	p, eps, _ := demoGateway(t, demo.Options{RequireAuth: true, ReportDelay: time.Minute, Now: func() time.Time { return now.Add(time.Duration(clock.Load())) }}, nil)
+	ctx := mcp.WithPrincipal(t.Context(), mcp.Principal{Credential: "demo-token"})
+	out, err := p.Do(ctx, eps["createReport"], json.RawMessage(`{"kind":"orders"}`))
+	if err != nil || out.Accepted == nil {
+		t.Fatalf("%v %+v", err, out)
+	}
+	st, err := p.Poll(ctx, eps["createReport"], out.Accepted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantOK(t, st.Result)
+	if !strings.Contains(structured(t, st.Result), `"status":"running"`) {
+		t.Fatalf("poll while running: %s", text(st.Result))
+	}
+	clock.Store(int64(2 * time.Minute))
+	st, err = p.Poll(ctx, eps["createReport"], out.Accepted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(structured(t, st.Result), `"status":"done"`) {
+		t.Fatalf("poll when done: %s", text(st.Result))
+	}
+	// another origin is never polled
+	st, err = p.Poll(ctx, eps["createReport"], &Accepted{Location: "http://evil.example/ops/1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantError(t, st.Result, "another origin")
 }

@@ -751,3 +751,48 @@ func quoteEscape(s string) string {
 	}
 	return b.String()
 }
+
+// Poll fetches the status resource of an earlier 202 Accepted (a GET of
+// a.Location) with the credentials the endpoint's route gets, and renders
+// the answer like any response of that endpoint (redaction included): a
+// further 202 reports Accepted again; the final answer is the operation's
+// result. A Location on another origin is never requested (a tool error
+// says so), so polling cannot carry a credential off the upstream. It is
+// the hook a Tasks integration drives.
+func (p *Proxy) Poll(ctx context.Context, e *Endpoint, a *Accepted) (*DispatchResult, error) {
+	if e == nil || a == nil {
+		return nil, errors.New("proxy: Poll needs an endpoint and an Accepted")
+	}
+	if e.proxy != p {
+		return nil, errors.New("proxy: endpoint was compiled by another Proxy")
+	}
+	u, err := url.Parse(a.Location)
+	if err != nil || !u.IsAbs() {
+		return &DispatchResult{Result: mcp.ToolError("The status location of the accepted operation is not an absolute URL.")}, nil
+	}
+	if !p.sameOrigin(u) {
+		return &DispatchResult{Result: mcp.ToolError(fmt.Sprintf("The status location of the accepted operation is on another origin (%s); it is not polled so that no credential leaves the configured upstream.", originOf(u)))}, nil
+	}
+	u.Fragment, u.RawFragment, u.User = "", "", nil
+	parent := ctx
+	if p.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, p.timeout)
+		defer cancel()
+	}
+	req, err := http.NewRequestWithContext(context.WithValue(ctx, routeKey{}, &e.tool.Route), http.MethodGet, u.String(), nil)
+	if err != nil {
+		return &DispatchResult{Result: mcp.ToolError("The status location of the accepted operation is not a valid URL.")}, nil
+	}
+	req.Header["Accept"] = acceptAny
+	if p.userAgent != nil {
+		req.Header["User-Agent"] = p.userAgent
+	}
+	if err := p.auth.Apply(ctx, req, &e.tool.Route); err != nil {
+		return &DispatchResult{Result: mcp.ToolError("Authentication failed: " + err.Error())}, nil
+	}
+	if !p.sameOrigin(req.URL) {
+		return nil, errors.New("proxy: auth resolver changed the request origin")
+	}
+	return p.send(parent, ctx, e, req), nil
+}
