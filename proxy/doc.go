@@ -16,6 +16,10 @@
 // for later polling) for each tools/call. [Proxy.Handler] adapts an endpoint
 // to an [mcp.ToolHandler].
 //
+// [Proxy.Poll] fetches the status location of an accepted (202) operation
+// for a Tasks integration. With [Config.CheckOutput], a 2xx result is
+// checked against the tool's outputSchema.
+//
 // Results: a 2xx JSON body becomes structuredContent (a compact
 // json.RawMessage, never decoded unless redaction needs it) plus the same
 // JSON as a text block; text stays text; image/* and audio/* become

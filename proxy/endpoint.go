@@ -38,6 +38,10 @@ type Endpoint struct {
 	schemaOnce sync.Once
 	schema     *jsonschema.Schema
 	schemaErr  error
+
+	outOnce   sync.Once
+	outSchema *jsonschema.Schema
+	outErr    error
 }
 
 // param is one argument with its serialization rules resolved.
@@ -93,6 +97,21 @@ func (e *Endpoint) compiledSchema() (*jsonschema.Schema, error) {
 		}
 	})
 	return e.schema, e.schemaErr
+}
+
+// compiledOutputSchema compiles the outputSchema on first use (nil when
+// the tool declares none).
+func (e *Endpoint) compiledOutputSchema() (*jsonschema.Schema, error) {
+	e.outOnce.Do(func() {
+		if len(e.tool.OutputSchema) == 0 {
+			return
+		}
+		e.outSchema, e.outErr = openapi.CompileSchema(e.tool.Name+"/output", e.tool.OutputSchema)
+		if e.outErr != nil {
+			e.proxy.log.Warn("proxy: outputSchema does not compile; results will not be checked", "tool", e.tool.Name, "error", e.outErr)
+		}
+	})
+	return e.outSchema, e.outErr
 }
 
 // Endpoint compiles one tool. It fails only when the tool cannot be

@@ -53,6 +53,13 @@ type Config struct {
 	// DefaultMaxRedirects; negative means never follow (a 3xx is returned
 	// as it is).
 	MaxRedirects int
+	// CheckOutput validates every 2xx structuredContent against the tool's
+	// outputSchema (MCP requires a match when one is declared); a body
+	// that does not match becomes a tool error carrying the content. It
+	// costs a decode per result, so it is off by default: turn it on, or
+	// drop outputSchema from tools/list, when the upstream may drift from
+	// its document. 202 Accepted results are not checked.
+	CheckOutput bool
 	// Auth puts credentials on each request. Nil means [Passthrough].
 	Auth AuthResolver
 	// UserAgent is sent when set (otherwise Go's default).
@@ -91,6 +98,7 @@ type Proxy struct {
 	timeout      time.Duration
 	maxBytes     int64
 	maxRedirects int
+	checkOutput  bool
 	auth         AuthResolver
 	userAgent    []string
 	log          *slog.Logger
@@ -118,6 +126,7 @@ func New(cfg Config) (*Proxy, error) {
 		timeout:      cfg.Timeout,
 		maxBytes:     cfg.MaxResponseBytes,
 		maxRedirects: cfg.MaxRedirects,
+		checkOutput:  cfg.CheckOutput,
 		auth:         cfg.Auth,
 		log:          cfg.Logger,
 	}

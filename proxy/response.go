@@ -17,6 +17,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
 	"github.com/mcpgate/mcpgate/mcp"
 )
 
@@ -147,6 +149,9 @@ func (e *Endpoint) render(resp *http.Response, body []byte, truncated bool) (*mc
 	}
 
 	res := e.successResult(code, mt, ct, body, truncated, limit, resp)
+	if e.proxy.checkOutput && accepted == nil && !res.IsError && len(e.tool.OutputSchema) > 0 {
+		res = e.checkOutput(res)
+	}
 	if accepted != nil && !res.IsError {
 		note := "The operation was accepted (HTTP 202) and continues asynchronously. Poll " + accepted.Location + " for its status"
 		if accepted.RetryAfter > 0 {
@@ -377,4 +382,26 @@ func retryAfter(s string) time.Duration {
 		}
 	}
 	return 0
+}
+
+// checkOutput enforces the MCP rule that a tool declaring an outputSchema
+// returns structuredContent valid against it: a success whose body is not
+// JSON, or JSON that does not validate, becomes a tool error (clients skip
+// output validation on errors) that still carries the upstream's content.
+func (e *Endpoint) checkOutput(res *mcp.CallToolResult) *mcp.CallToolResult {
+	sch, err := e.compiledOutputSchema()
+	if err != nil || sch == nil {
+		return res
+	}
+	var msg string
+	if raw, ok := res.StructuredContent.(json.RawMessage); !ok {
+		msg = "The upstream's answer is not JSON, so it cannot match the tool's documented output schema."
+	} else if v, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw)); err != nil {
+		msg = "The upstream's answer is not valid JSON."
+	} else if err := sch.Validate(v); err != nil {
+		msg = "The upstream's answer does not match the tool's documented output schema: " + validationMessage(err)
+	} else {
+		return res
+	}
+	return &mcp.CallToolResult{Content: append([]mcp.Content{mcp.TextContent(msg)}, res.Content...), IsError: true}
 }

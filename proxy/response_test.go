@@ -428,3 +428,34 @@ func TestSecretsNeverLogged(t *testing.T) {
 		t.Errorf("expected dispatch and warning log lines:\n%s", logs.String())
 	}
 }
+
+func TestCheckOutput(t *testing.T) {
+	schema := json.RawMessage(`{"type":"object","required":["id"],"properties":{"id":{"type":"integer"}}}`)
+	for _, tc := range []struct {
+		name    string
+		h       http.HandlerFunc
+		check   bool
+		isError bool
+		text    string
+	}{
+		{"valid", reply(200, "application/json", `{"id":1}`), true, false, `{"id":1}`},
+		{"mismatch", reply(200, "application/json", `{"id":"x"}`), true, true, "does not match the tool's documented output schema: /id: got string, want integer"},
+		{"not-json", reply(200, "text/plain", `hello`), true, true, "not JSON"},
+		{"mismatch-unchecked", reply(200, "application/json", `{"id":"x"}`), false, false, `{"id":"x"}`},
+		{"accepted-unchecked", reply(202, "application/json", `{"job":1}`, "Location", "/jobs/1"), true, false, "Poll"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := newRecorder(t, tc.h)
+			p := newProxy(t, rec.srv.URL, func(c *Config) { c.CheckOutput = tc.check })
+			tool := mkTool("t", "GET", "/o", nil, nil)
+			tool.OutputSchema = schema
+			res := call(t, p, endpoint(t, p, tool), `{}`)
+			if res.IsError != tc.isError || !strings.Contains(text(res), tc.text) {
+				t.Fatalf("isError=%v text=%q", res.IsError, text(res))
+			}
+			if res.IsError && res.StructuredContent != nil {
+				t.Error("an error result carries structuredContent")
+			}
+		})
+	}
+}
