@@ -130,7 +130,11 @@ func (e *Exchanger) Exchange(ctx context.Context, subjectToken, audience string)
 		if tok, ok := e.cache.get(key); ok { // filled while we queued
 			return tok, nil
 		}
-		tok, exp, err := e.exchange(context.WithoutCancel(ctx), subjectToken, audience)
+		// Shared by every waiter: not cancelled with the first caller's
+		// context, but bounded in time.
+		xctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), DefaultFetchTimeout)
+		defer cancel()
+		tok, exp, err := e.exchange(xctx, subjectToken, audience)
 		if err != nil {
 			return "", err
 		}

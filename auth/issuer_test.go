@@ -73,7 +73,7 @@ func ed25519Key() testKey { return testKey{"ed-1", "EdDSA", edKey()} }
 // testIssuer is a local OAuth authorization server: RFC 8414 metadata,
 // JWKS, and optional introspection and token endpoints. It counts hits.
 type testIssuer struct {
-	t      *testing.T
+	t      testing.TB
 	srv    *httptest.Server
 	issuer string // srv.URL + path
 
@@ -92,7 +92,7 @@ type testIssuer struct {
 
 // newIssuer starts an issuer whose identifier is its URL plus path
 // (path "" or e.g. "/tenant-a"), publishing keys.
-func newIssuer(t *testing.T, path string, keys ...testKey) *testIssuer {
+func newIssuer(t testing.TB, path string, keys ...testKey) *testIssuer {
 	t.Helper()
 	is := &testIssuer{t: t, published: keys}
 	mux := http.NewServeMux()

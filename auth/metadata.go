@@ -65,6 +65,9 @@ func (m *ResourceMetadata) normalized() (ResourceMetadata, error) {
 // a resource with a path (RFC 9728 §3.1, e.g.
 // "/.well-known/oauth-protected-resource/mcp"), then the root form.
 func (m *ResourceMetadata) Paths() []string {
+	if m == nil {
+		return []string{WellKnownPath}
+	}
 	res, err := CanonicalResource(m.Resource)
 	if err != nil {
 		return []string{WellKnownPath}
@@ -79,6 +82,9 @@ func (m *ResourceMetadata) Paths() []string {
 // URL returns the metadata URL named in challenges (resource_metadata):
 // the resource's origin plus the first of [ResourceMetadata.Paths].
 func (m *ResourceMetadata) URL() string {
+	if m == nil {
+		return ""
+	}
 	res, err := CanonicalResource(m.Resource)
 	if err != nil {
 		return ""
@@ -147,26 +153,40 @@ func (m *ResourceMetadata) Register(mux *http.ServeMux) error {
 //     scope="<missing scopes>", resource_metadata="…";
 //   - [ErrUnavailable]: 503 and no challenge.
 //
-// Anything else is treated as an invalid token.
+// Anything else is treated as an invalid token. With a nil m the
+// resource_metadata parameter is left out.
 func (m *ResourceMetadata) Challenge(err error) (status int, wwwAuthenticate string) {
-	meta := `resource_metadata=` + quote(m.URL())
-	var ise *InsufficientScopeError
+	var (
+		ise    *InsufficientScopeError
+		params []string
+	)
 	switch {
 	case errors.Is(err, ErrUnavailable):
 		return http.StatusServiceUnavailable, ""
 	case errors.As(err, &ise):
-		return http.StatusForbidden, `Bearer error="insufficient_scope", scope=` + quote(strings.Join(ise.Missing, " ")) + ", " + meta
+		status = http.StatusForbidden
+		params = append(params, `error="insufficient_scope"`, "scope="+quote(strings.Join(ise.Missing, " ")))
 	case errors.Is(err, ErrNoToken):
-		h := "Bearer " + meta
-		if s := advertisable(m.ScopesSupported); len(s) > 0 {
-			h += ", scope=" + quote(strings.Join(s, " "))
-		}
-		return http.StatusUnauthorized, h
+		status = http.StatusUnauthorized
 	case errors.Is(err, ErrInvalidRequest):
-		return http.StatusBadRequest, `Bearer error="invalid_request", error_description=` + quote(description(err)) + ", " + meta
+		status = http.StatusBadRequest
+		params = append(params, `error="invalid_request"`, "error_description="+quote(description(err)))
 	default:
-		return http.StatusUnauthorized, `Bearer error="invalid_token", error_description=` + quote(description(err)) + ", " + meta
+		status = http.StatusUnauthorized
+		params = append(params, `error="invalid_token"`, "error_description="+quote(description(err)))
 	}
+	if u := m.URL(); u != "" {
+		params = append(params, "resource_metadata="+quote(u))
+	}
+	if errors.Is(err, ErrNoToken) && m != nil {
+		if s := advertisable(m.ScopesSupported); len(s) > 0 {
+			params = append(params, "scope="+quote(strings.Join(s, " ")))
+		}
+	}
+	if len(params) == 0 {
+		return status, "Bearer"
+	}
+	return status, "Bearer " + strings.Join(params, ", ")
 }
 
 // description is the fixed, token-free text for an error.

@@ -72,3 +72,16 @@ func TestChallengeNamesAllMissingScopes(t *testing.T) {
 		t.Fatalf("Challenge = %d %q\nwant 403 %q", status, h, want)
 	}
 }
+
+func TestChallengeWithoutMetadata(t *testing.T) {
+	var meta *ResourceMetadata
+	for err, want := range map[error]string{
+		ErrNoToken:      "Bearer",
+		ErrInvalidToken: `Bearer error="invalid_token", error_description="the access token is invalid"`,
+		&InsufficientScopeError{Missing: []string{"a"}}: `Bearer error="insufficient_scope", scope="a"`,
+	} {
+		if _, got := meta.Challenge(err); got != want {
+			t.Errorf("Challenge(%v) = %q, want %q", err, got, want)
+		}
+	}
+}

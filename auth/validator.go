@@ -237,6 +237,7 @@ func (v *Validator) openJWKS(ctx context.Context, jwksURL string, client *http.C
 	}
 	storage, err := jwkset.NewHTTPClient(jwkset.HTTPClientOptions{
 		HTTPURLs:          map[string]jwkset.Storage{jwksURL: store},
+		PrioritizeHTTP:    true, // the (empty) given storage is read last
 		RateLimitWaitMax:  timeout,
 		RefreshUnknownKID: v.kidLimiter,
 	})
@@ -323,7 +324,10 @@ func (v *Validator) validateJWT(ctx context.Context, raw string) (*Token, error)
 	if err != nil {
 		return nil, fmt.Errorf("%w: aud: %w", ErrInvalidToken, err)
 	}
-	exp, _ := claims.GetExpirationTime() // required and checked by the parser
+	exp, err := claims.GetExpirationTime() // required and checked by the parser
+	if err != nil || exp == nil {
+		return nil, fmt.Errorf("%w: exp", ErrInvalidToken)
+	}
 	t := &Token{Issuer: v.issuer, Audiences: aud, ExpiresAt: exp.Time, raw: raw}
 	if err := v.fill(t, claims); err != nil {
 		return nil, err
@@ -407,7 +411,7 @@ func keyFits(alg string, k any) bool {
 
 func (v *Validator) audienceOK(aud []string) bool {
 	for _, a := range aud {
-		if slices.Contains(v.audiences, canonicalAudience(a)) {
+		if slices.Contains(v.audiences, a) || slices.Contains(v.audiences, canonicalAudience(a)) {
 			return true
 		}
 	}
