@@ -52,7 +52,7 @@ func NewHTTPHandler(s *Server, opts *HTTPOptions) http.Handler {
 		h.opts.WriteTimeout = 30 * time.Second
 	}
 	h.hosts = newHostSet(h.opts.AllowedHosts)
-	h.origins = newHostSet(h.opts.AllowedOrigins)
+	h.origins = newOriginSet(h.opts.AllowedOrigins)
 	h.sessions = newSessionStore(h.opts.Legacy.MaxSessions, h.opts.Legacy.IdleTimeout)
 	s.onClose(h.sessions.closeAll)
 	return h
@@ -62,7 +62,7 @@ type httpHandler struct {
 	srv      *Server
 	opts     HTTPOptions
 	hosts    hostSet
-	origins  hostSet
+	origins  originSet
 	sessions *sessionStore
 }
 
@@ -71,7 +71,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusForbidden, nil, NewError(CodeInvalidRequest, "Forbidden: Host not allowed", nil))
 		return
 	}
-	if o := r.Header.Get("Origin"); o != "" && !h.origins.allowOrigin(o) {
+	if o := r.Header.Get("Origin"); o != "" && !h.origins.allow(o) {
 		writeJSONError(w, http.StatusForbidden, nil, NewError(CodeInvalidRequest, "Forbidden: Origin not allowed", nil))
 		return
 	}
@@ -322,15 +322,62 @@ func (hs hostSet) allowHost(hostport string) bool {
 	return hs.names[host] || (port != "" && hs.names[host+":"+port])
 }
 
-func (hs hostSet) allowOrigin(origin string) bool {
-	if hs.any {
+// originSet is an allow-list of browser origins. Configured origins match
+// exactly (scheme, host and port, default ports filled in); the default
+// list is the loopback hosts on any port and either scheme.
+type originSet struct {
+	any      bool
+	loopback hostSet
+	exact    map[string]bool
+}
+
+func newOriginSet(list []string) originSet {
+	os := originSet{exact: map[string]bool{}}
+	if len(list) == 0 {
+		os.loopback = newHostSet(nil)
+		return os
+	}
+	for _, o := range list {
+		if strings.TrimSpace(o) == "*" {
+			os.any = true
+			continue
+		}
+		if n, ok := normalizeOrigin(o); ok {
+			os.exact[n] = true
+		}
+	}
+	return os
+}
+
+// normalizeOrigin returns scheme://host:port in lower case.
+func normalizeOrigin(origin string) (string, bool) {
+	u, err := url.Parse(trimLower(origin))
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return "", false
+	}
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	return u.Scheme + "://" + net.JoinHostPort(u.Hostname(), port), true
+}
+
+func (os originSet) allow(origin string) bool {
+	if os.any {
 		return true
 	}
-	u, err := url.Parse(origin)
-	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+	n, ok := normalizeOrigin(origin)
+	if !ok {
 		return false
 	}
-	return hs.allowHost(u.Host)
+	if os.exact[n] {
+		return true
+	}
+	if len(os.exact) == 0 {
+		u, _ := url.Parse(n)
+		return os.loopback.allowHost(u.Host)
+	}
+	return false
 }
 
 // RunHTTP serves h on ln until ctx ends, then shuts down gracefully: listen

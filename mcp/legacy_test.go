@@ -280,3 +280,32 @@ func TestLegacyStdio(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestOriginAllowList(t *testing.T) {
+	configured := newOriginSet([]string{"https://app.example.com", "http://localhost:3000"})
+	loopback := newOriginSet(nil)
+	for _, tc := range []struct {
+		set    originSet
+		origin string
+		want   bool
+	}{
+		{configured, "https://app.example.com", true},
+		{configured, "https://app.example.com:443", true},
+		{configured, "HTTPS://APP.EXAMPLE.COM", true},
+		{configured, "http://app.example.com", false},
+		{configured, "https://app.example.com:9999", false},
+		{configured, "https://evil.example.com", false},
+		{configured, "http://localhost:3000", true},
+		{configured, "http://localhost:3001", false},
+		{configured, "null", false},
+		{loopback, "http://localhost:5173", true},
+		{loopback, "https://127.0.0.1", true},
+		{loopback, "http://[::1]:8080", true},
+		{loopback, "http://evil.example.com", false},
+		{loopback, "file://localhost", false},
+	} {
+		if got := tc.set.allow(tc.origin); got != tc.want {
+			t.Errorf("allow(%q) = %v, want %v", tc.origin, got, tc.want)
+		}
+	}
+}
