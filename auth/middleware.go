@@ -90,3 +90,26 @@ func isB64Token(s string) bool {
 	}
 	return true
 }
+
+// RequireScopes answers 403 insufficient_scope, naming every missing scope,
+// when the principal that [Middleware] put in the request's context lacks
+// what required(r) returns (alternatives, as from [RequiredScopes]; nil
+// means nothing is required). Mount it inside [Middleware]. A gateway can
+// use it for step-up on tools/call: required reads the tool name from the
+// Mcp-Name header (which the MCP server checks against the body) and
+// returns that tool's scopes.
+func RequireScopes(meta *ResourceMetadata, required func(*http.Request) [][]string) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			req := required(r)
+			if len(req) > 0 {
+				granted := mcp.PrincipalFrom(r.Context()).Scopes
+				if missing := MissingScopes(granted, req); missing != nil {
+					WriteError(w, meta, &InsufficientScopeError{Missing: missing})
+					return
+				}
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}

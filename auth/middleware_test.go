@@ -263,3 +263,40 @@ func TestNoTokenInLogs(t *testing.T) {
 		t.Fatalf("the failed JWKS refresh was not logged: %q", lines)
 	}
 }
+
+func TestRequireScopesStepUp(t *testing.T) {
+	is := newIssuer(t, "", rsaKey())
+	v := newTestValidator(t, is, nil)
+	meta := testMetadata(is.issuer)
+	perTool := map[string][][]string{"delete_pet": {{"pets:admin"}, {"pets:write", "pets:delete"}}}
+	h := Middleware(v, meta)(RequireScopes(meta, func(r *http.Request) [][]string {
+		if r.Header.Get("Mcp-Method") != "tools/call" {
+			return nil
+		}
+		return perTool[r.Header.Get("Mcp-Name")]
+	})(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(204) })))
+
+	call := func(scope, tool string) *httptest.ResponseRecorder {
+		c := is.claims(testResource)
+		c["scope"] = scope
+		req := bearer(sign(t, rsaKey(), c))
+		req.Header.Set("Mcp-Method", "tools/call")
+		req.Header.Set("Mcp-Name", tool)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec
+	}
+	if rec := call("pets:write", "list_pets"); rec.Code != 204 {
+		t.Fatalf("tool without requirement: %d", rec.Code)
+	}
+	rec := call("pets:write", "delete_pet")
+	want := `Bearer error="insufficient_scope", scope="pets:delete", resource_metadata="` + wantMetadataURL + `"`
+	if rec.Code != 403 || rec.Header().Get("WWW-Authenticate") != want {
+		t.Fatalf("step-up: %d %q\nwant 403 %q", rec.Code, rec.Header().Get("WWW-Authenticate"), want)
+	}
+	for _, scope := range []string{"pets:admin", "pets:write pets:delete"} {
+		if rec := call(scope, "delete_pet"); rec.Code != 204 {
+			t.Fatalf("scope %q: %d", scope, rec.Code)
+		}
+	}
+}

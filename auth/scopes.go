@@ -59,14 +59,17 @@ func Allowed(granted []string, required [][]string) bool {
 }
 
 // MissingScopes returns nil when [Allowed](granted, required), else the
-// scopes still missing from the alternative that lacks the fewest (the
-// first such alternative on a tie): what a 403 insufficient_scope challenge
-// should name, all at once.
+// scopes still missing from the alternative that lacks the fewest (on a
+// tie, the one with more scopes already granted, then the first): what a
+// 403 insufficient_scope challenge should name, all at once.
 func MissingScopes(granted []string, required [][]string) []string {
 	if Allowed(granted, required) {
 		return nil
 	}
-	var best []string
+	var (
+		best     []string
+		bestHave int
+	)
 	for _, alt := range required {
 		var missing []string
 		for _, s := range alt {
@@ -74,8 +77,9 @@ func MissingScopes(granted []string, required [][]string) []string {
 				missing = append(missing, s)
 			}
 		}
-		if best == nil || len(missing) < len(best) {
-			best = missing
+		have := len(alt) - len(missing)
+		if best == nil || len(missing) < len(best) || (len(missing) == len(best) && have > bestHave) {
+			best, bestHave = missing, have
 		}
 	}
 	return best

@@ -52,7 +52,9 @@ func TestAllowedAndMissing(t *testing.T) {
 		{[]string{"c"}, [][]string{{"a", "b"}, {"c", "d"}}, false, []string{"d"}},
 		{[]string{"c", "d"}, [][]string{{"a", "b"}, {"c", "d"}}, true, nil},
 		{nil, [][]string{{"a", "b"}, {"c"}}, false, []string{"c"}},
-		{nil, [][]string{{"x"}, {"y"}}, false, []string{"x"}}, // tie: the first
+		{nil, [][]string{{"x"}, {"y"}}, false, []string{"x"}},                             // tie: the first
+		{[]string{"w"}, [][]string{{"admin"}, {"w", "d"}}, false, []string{"d"}},          // tie: the one partly granted
+		{[]string{"w"}, [][]string{{"w", "d", "e"}, {"admin"}}, false, []string{"admin"}}, // fewest missing wins
 	}
 	for _, tc := range cases {
 		if got := Allowed(tc.granted, tc.required); got != tc.allowed {
