@@ -17,7 +17,9 @@
 //     and its well-known routes.
 //   - Scope policy: [RequiredScopes] computes a tool's required scopes from
 //     the operation's OpenAPI security requirements; [Allowed] and
-//     [MissingScopes] check a grant against them.
+//     [MissingScopes] check a grant against them; [RequireScopes] answers a
+//     request (e.g. a tools/call) that lacks them with 403
+//     insufficient_scope (step-up).
 //   - Credential forwarding per upstream ([Forwarding]): passthrough
 //     (allowed only when the token's audience covers the upstream,
 //     [PassthroughAllowed]) or RFC 8693 token exchange ([Exchanger]). Static
@@ -37,9 +39,11 @@
 //   - A token with an unknown key id triggers at most one JWKS refresh per
 //     refresh interval, however many such tokens arrive; the rest are
 //     rejected at once instead of queueing.
-//   - A credential is forwarded to an upstream only by [Forwarding]: as-is
-//     when the token's audience covers that upstream, else only after an
-//     exchange for a token whose audience is the upstream.
+//   - [Forwarding] yields the caller's token for an upstream only when the
+//     token's audience covers that upstream; otherwise only a token obtained
+//     by exchange for the upstream's audience, or nothing (static mode).
+//     [Middleware] leaves the presented token in Principal.Credential, so
+//     the gateway calls [Forwarding.Bind] before dispatching to an upstream.
 //
 // The package holds no package-level mutable state; every cache belongs to
 // a value the caller constructs.

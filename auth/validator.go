@@ -31,9 +31,6 @@ const (
 	DefaultUnknownKIDRefreshInterval = time.Minute
 )
 
-// acceptedAlgs are the only signature algorithms ever accepted.
-var acceptedAlgs = []string{"RS256", "ES256", "EdDSA"}
-
 // Config configures a [Validator].
 type Config struct {
 	// Issuer is the authorization server's issuer identifier (required).
@@ -48,6 +45,9 @@ type Config struct {
 	// Audiences are further accepted audience values.
 	Audiences []string
 	// JWKSURL is the issuer's JWK Set; empty means the metadata's jwks_uri.
+	// The metadata is discovered only when JWKSURL is empty and no
+	// introspection endpoint is configured; with an introspection endpoint
+	// and no JWKSURL every token is introspected.
 	JWKSURL string
 	// Leeway is the clock skew allowed for exp, nbf and iat: zero means
 	// DefaultLeeway, negative means none.
@@ -183,7 +183,7 @@ func NewValidator(ctx context.Context, cfg Config) (*Validator, error) {
 	}
 
 	v.parser = jwt.NewParser(
-		jwt.WithValidMethods(acceptedAlgs),
+		jwt.WithValidMethods([]string{"RS256", "ES256", "EdDSA"}), // never HS* or none
 		jwt.WithIssuer(cfg.Issuer),
 		jwt.WithLeeway(v.leeway),
 		jwt.WithExpirationRequired(),
