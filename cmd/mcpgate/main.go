@@ -29,6 +29,8 @@ type command struct {
 // commands is the subcommand table.
 func commands() []command {
 	return []command{
+		{"serve", "serve an OpenAPI-described API as MCP over Streamable HTTP (--demo for the built-in demo)", runServe},
+		{"stdio", "serve the same over stdio", runStdio},
 		{"tools", "generate MCP tools (a tools/list result or a manifest) from an OpenAPI document", runTools},
 		{"check", "compare an OpenAPI document with a committed manifest (CI drift gate)", runCheck},
 		{"version", "print the version", runVersion},

@@ -1,0 +1,196 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"strings"
+
+	"github.com/mcpgate/mcpgate/gateway"
+)
+
+// serveFlags are the flags of "serve" and "stdio". Only flags given on the
+// command line override the config file and the environment.
+type serveFlags struct {
+	config string
+	cfg    gateway.Config
+	hosts  string
+	origin string
+	tasks  string
+}
+
+const serveEnvHelp = `Configuration, lowest precedence first: the YAML file given by --config,
+MCPGATE_* environment variables, then flags. Environment variables:
+  MCPGATE_SPEC, MCPGATE_UPSTREAM, MCPGATE_DEMO, MCPGATE_ADDR, MCPGATE_PATH,
+  MCPGATE_STORE, MCPGATE_CREDENTIALS, MCPGATE_UPSTREAM_TIMEOUT,
+  MCPGATE_ALLOWED_HOSTS, MCPGATE_ALLOWED_ORIGINS (comma-separated),
+  MCPGATE_LOG_LEVEL, MCPGATE_LOG_FORMAT,
+  MCPGATE_STATE_KEYS      requestState key ring "kid:BASE64KEY,..." (newest first;
+                          share it between replicas; without it a random key is
+                          made and paused requests die with the process)
+  MCPGATE_SECRET_<SCHEME> secret of an OpenAPI security scheme (credentials static)
+  MCPGATE_BEARER_TOKEN    the caller's token in stdio mode (credentials passthrough)
+
+Credentials (--credentials):
+  passthrough  forward the caller's "Authorization: Bearer" to the upstream origin
+               only (never to another host, redirects included; never logged)
+  static       fill each operation's OpenAPI security scheme (apiKey in header,
+               query or cookie; http basic "user:pass"; bearer) from config
+               (credentials.static) or MCPGATE_SECRET_<SCHEME>
+  none         send no credentials`
+
+func (f *serveFlags) register(fs *flag.FlagSet, withHTTP bool) {
+	fs.StringVar(&f.config, "config", "", "YAML config file (see README: every flag has a key)")
+	fs.StringVar(&f.cfg.Spec, "spec", "", "OpenAPI document: a file, an http(s) URL, or - for stdin")
+	fs.StringVar(&f.cfg.Upstream, "upstream", "", "base URL of the API the tools call, e.g. https://api.example.com/v1")
+	fs.BoolVar(&f.cfg.Demo, "demo", false, "serve the built-in demo API (no --spec or --upstream needed)")
+	fs.StringVar(&f.cfg.Store, "store", "", `task store: "sqlite:PATH" (default ~/.local/state/mcpgate/mcpgate.db) or "memory" (dev only)`)
+	fs.StringVar(&f.cfg.Credentials.Mode, "credentials", "", "upstream credentials: passthrough (default), static or none")
+	fs.DurationVar(&f.cfg.UpstreamTimeout, "upstream-timeout", 0, "bound on one upstream call (default 30s)")
+	fs.Int64Var(&f.cfg.MaxResponseBytes, "max-response-bytes", 0, "cap on an upstream response (default 1 MiB)")
+	fs.StringVar(&f.tasks, "task-operations", "", "operations (operationId or \"METHOD /path\", comma-separated) served as durable tasks")
+	fs.BoolVar(&f.cfg.SkipOutputCheck, "skip-output-check", false, "do not validate upstream JSON against the tools' outputSchema")
+	fs.StringVar(&f.cfg.Log.Level, "log-level", "", "debug, info (default), warn or error")
+	fs.StringVar(&f.cfg.Log.Format, "log-format", "", "text (default) or json")
+	if withHTTP {
+		fs.StringVar(&f.cfg.Addr, "addr", "", "listen address (default 127.0.0.1:8080)")
+		fs.StringVar(&f.cfg.Path, "path", "", "MCP endpoint path (default /mcp)")
+		fs.StringVar(&f.hosts, "allowed-hosts", "", "Host names accepted, comma-separated (default: loopback only; * for any)")
+		fs.StringVar(&f.origin, "allowed-origins", "", "browser Origins accepted, comma-separated (default: loopback only)")
+		fs.BoolVar(&f.cfg.DisableLegacy, "no-legacy", false, "refuse 2025-11-25 (initialize-based) clients")
+	}
+}
+
+// resolve merges the config file, the environment and the flags set.
+func (f *serveFlags) resolve(fs *flag.FlagSet) (gateway.Config, error) {
+	var cfg gateway.Config
+	if f.config != "" {
+		c, err := gateway.LoadConfigFile(f.config)
+		if err != nil {
+			return cfg, err
+		}
+		cfg = c
+	}
+	if err := cfg.ApplyEnv(os.LookupEnv); err != nil {
+		return cfg, err
+	}
+	fs.Visit(func(fl *flag.Flag) {
+		switch fl.Name {
+		case "spec":
+			cfg.Spec = f.cfg.Spec
+		case "upstream":
+			cfg.Upstream = f.cfg.Upstream
+		case "demo":
+			cfg.Demo = f.cfg.Demo
+		case "store":
+			cfg.Store = f.cfg.Store
+		case "credentials":
+			cfg.Credentials.Mode = f.cfg.Credentials.Mode
+		case "upstream-timeout":
+			cfg.UpstreamTimeout = f.cfg.UpstreamTimeout
+		case "max-response-bytes":
+			cfg.MaxResponseBytes = f.cfg.MaxResponseBytes
+		case "task-operations":
+			cfg.Tools.Tasks = splitList(f.tasks)
+		case "skip-output-check":
+			cfg.SkipOutputCheck = f.cfg.SkipOutputCheck
+		case "log-level":
+			cfg.Log.Level = f.cfg.Log.Level
+		case "log-format":
+			cfg.Log.Format = f.cfg.Log.Format
+		case "addr":
+			cfg.Addr = f.cfg.Addr
+		case "path":
+			cfg.Path = f.cfg.Path
+		case "allowed-hosts":
+			cfg.AllowedHosts = splitList(f.hosts)
+		case "allowed-origins":
+			cfg.AllowedOrigins = splitList(f.origin)
+		case "no-legacy":
+			cfg.DisableLegacy = f.cfg.DisableLegacy
+		}
+	})
+	return cfg, nil
+}
+
+func newLogger(c gateway.LogConfig, w io.Writer) (*slog.Logger, error) {
+	var lvl slog.Level
+	switch strings.ToLower(c.Level) {
+	case "", "info":
+		lvl = slog.LevelInfo
+	case "debug":
+		lvl = slog.LevelDebug
+	case "warn", "warning":
+		lvl = slog.LevelWarn
+	case "error":
+		lvl = slog.LevelError
+	default:
+		return nil, usagef("log level %q: use debug, info, warn or error", c.Level)
+	}
+	opts := &slog.HandlerOptions{Level: lvl}
+	switch strings.ToLower(c.Format) {
+	case "", "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, usagef("log format %q: use text or json", c.Format)
+}
+
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("serve", "(--spec FILE|URL --upstream URL | --demo) [flags]",
+		"Serve an HTTP API described by OpenAPI as MCP (2026-07-28, and 2025-11-25 clients)\nover Streamable HTTP, one tool per operation, at http://ADDR/PATH.\n\n"+serveEnvHelp, stderr)
+	var f serveFlags
+	f.register(fs, true)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	cfg, err := f.resolve(fs)
+	if err != nil {
+		return err
+	}
+	logger, err := newLogger(cfg.Log, stderr)
+	if err != nil {
+		return err
+	}
+	g, err := gateway.New(ctx, cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer g.Close()
+	addr := g.Config().Addr
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	fmt.Fprintf(stderr, "mcpgate: serving %d tools at http://%s%s\n", len(g.Tools()), ln.Addr(), g.Config().Path)
+	return g.Serve(ctx, ln)
+}
+
+func runStdio(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("stdio", "(--spec FILE|URL --upstream URL | --demo) [flags]",
+		"Serve an HTTP API described by OpenAPI as MCP over stdio (for desktop clients that\nstart the server as a subprocess). Logs go to stderr; stdout carries only MCP.\n\n"+serveEnvHelp, stderr)
+	var f serveFlags
+	f.register(fs, false)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	cfg, err := f.resolve(fs)
+	if err != nil {
+		return err
+	}
+	logger, err := newLogger(cfg.Log, stderr)
+	if err != nil {
+		return err
+	}
+	g, err := gateway.New(ctx, cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer g.Close()
+	return g.ServeStdio(ctx, os.Stdin, stdout)
+}

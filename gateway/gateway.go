@@ -1,0 +1,390 @@
+// Package gateway is the composition root of the mcpgate product: it loads
+// an OpenAPI document, generates one tool per operation, compiles each into
+// a proxy endpoint, and serves them as an MCP server with sealed request
+// state and durable tasks, over Streamable HTTP or stdio.
+//
+// Invariants:
+//   - The tool set is fixed when the Gateway is built; every per-tool
+//     derivation (schemas, routes, validators) happens then, never per call.
+//   - The caller's credential reaches only the configured upstream origin
+//     (package proxy enforces it); it is never logged and never stored: a
+//     task keeps it in memory only, for as long as this process runs.
+//   - The gateway keeps no per-client state: everything that must survive a
+//     request is in the sealed requestState or the task store.
+package gateway
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpgate/mcpgate/demo"
+	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/mrtr"
+	"github.com/mcpgate/mcpgate/openapi"
+	"github.com/mcpgate/mcpgate/proxy"
+	"github.com/mcpgate/mcpgate/sqlite"
+	"github.com/mcpgate/mcpgate/tasks"
+)
+
+// Version is the gateway's version, reported as serverInfo.
+var Version = "0.1.0-dev"
+
+// Gateway is a built gateway, ready to serve.
+type Gateway struct {
+	cfg    Config
+	logger *slog.Logger
+	server *mcp.Server
+	proxy  *proxy.Proxy
+	result *openapi.Result
+
+	store     tasks.Manager
+	closeDB   func() error
+	runner    *tasks.Runner
+	demoStop  func()
+	taskCreds *credentialVault
+
+	runOnce sync.Once
+}
+
+// New builds a gateway from cfg: it loads and generates the tools, opens the
+// task store and prepares the sealed-state codec. Close it when done.
+func New(ctx context.Context, cfg Config, logger *slog.Logger) (g *Gateway, err error) {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	cfg, err = cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	g = &Gateway{cfg: cfg, logger: logger, taskCreds: newCredentialVault()}
+	defer func() {
+		if err != nil {
+			g.Close()
+		}
+	}()
+
+	doc, err := g.loadDocument(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res, err := openapi.Generate(doc, cfg.Tools.generateOptions())
+	if err != nil {
+		return nil, fmt.Errorf("generate tools from %s: %w", g.cfg.Spec, err)
+	}
+	g.result = res
+	if n := len(res.Warnings); n > 0 {
+		logger.Info("the OpenAPI document has problems that did not stop generation", "warnings", n, "first", res.Warnings[0])
+	}
+
+	base, err := url.Parse(g.cfg.Upstream)
+	if err != nil {
+		return nil, fmt.Errorf("upstream %q: %w", g.cfg.Upstream, err)
+	}
+	auth, err := g.authResolver(res)
+	if err != nil {
+		return nil, err
+	}
+	g.proxy, err = proxy.New(proxy.Config{
+		BaseURL:          base,
+		Timeout:          cfg.UpstreamTimeout,
+		MaxResponseBytes: cfg.MaxResponseBytes,
+		CheckOutput:      !cfg.SkipOutputCheck,
+		Auth:             auth,
+		Logger:           logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	codec, err := g.stateCodec()
+	if err != nil {
+		return nil, err
+	}
+	g.server = mcp.NewServer(mcp.Implementation{Name: "mcpgate", Version: Version, Title: "mcpgate: " + res.Title}, &mcp.ServerOptions{
+		Instructions: instructions(res, g.cfg.Upstream),
+		StateCodec:   codec,
+		Logger:       logger,
+	})
+	if err := g.openStore(ctx); err != nil {
+		return nil, err
+	}
+	if err := g.addTools(); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// Server is the MCP server the gateway serves.
+func (g *Gateway) Server() *mcp.Server { return g.server }
+
+// Tools are the generated tools.
+func (g *Gateway) Tools() []openapi.Tool { return g.result.Tools }
+
+// Config is the effective configuration (defaults filled in).
+func (g *Gateway) Config() Config { return g.cfg }
+
+func (g *Gateway) loadDocument(ctx context.Context) (*openapi.Document, error) {
+	if g.cfg.Demo {
+		api := demo.New(demo.Options{})
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("demo API: %w", err)
+		}
+		srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second}
+		go func() { _ = srv.Serve(ln) }()
+		g.demoStop = func() { _ = srv.Close() }
+		g.cfg.Upstream = "http://" + ln.Addr().String()
+		g.cfg.Spec = "demo"
+		g.logger.Info("demo API started", "upstream", g.cfg.Upstream)
+		return openapi.Parse(ctx, demo.OpenAPI(), "demo", openapi.LoadOptions{})
+	}
+	doc, err := openapi.Load(ctx, g.cfg.Spec, openapi.LoadOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return doc, nil
+}
+
+func (g *Gateway) authResolver(res *openapi.Result) (proxy.AuthResolver, error) {
+	switch g.cfg.Credentials.Mode {
+	case "none":
+		return proxy.None(), nil
+	case "static":
+		secrets := map[string]string{}
+		for scheme, v := range g.cfg.Credentials.Static {
+			if name, ok := strings.CutPrefix(v, "env:"); ok {
+				ev, found := os.LookupEnv(name)
+				if !found {
+					return nil, fmt.Errorf("credentials: scheme %q: environment variable %s is not set", scheme, name)
+				}
+				v = ev
+			}
+			secrets[scheme] = v
+		}
+		fromEnv, err := proxy.StaticFromEnv(res.SecuritySchemes, EnvPrefix+"SECRET_", os.LookupEnv)
+		if err != nil {
+			return nil, fmt.Errorf("credentials: %w", err)
+		}
+		static, err := proxy.Static(res.SecuritySchemes, secrets)
+		if err != nil {
+			return nil, fmt.Errorf("credentials: %w", err)
+		}
+		return proxy.Chain(static, fromEnv), nil
+	default:
+		return proxy.Passthrough(), nil
+	}
+}
+
+func (g *Gateway) stateCodec() (mcp.StateCodec, error) {
+	var ring *mrtr.KeyRing
+	var err error
+	if g.cfg.StateKeys != "" {
+		ring, err = mrtr.ParseKeyRing(g.cfg.StateKeys)
+	} else {
+		ring, err = mrtr.KeyRingFromEnv(g.logger)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("state keys: %w", err)
+	}
+	codec, err := mrtr.NewCodec(ring, mrtr.Options{ReplayCache: mrtr.NewMemoryReplayCache(mrtr.DefaultReplayCacheSize, nil)})
+	if err != nil {
+		return nil, err
+	}
+	return mcp.SealedState(codec), nil
+}
+
+func (g *Gateway) openStore(ctx context.Context) error {
+	bus := tasks.NewBus(0)
+	switch {
+	case g.cfg.Store == "memory":
+		g.logger.Warn("tasks are kept in memory: they are lost on restart (use --store sqlite:PATH)")
+		g.store = tasks.NewMemory(100_000, tasks.Options{Publisher: bus})
+	case strings.HasPrefix(g.cfg.Store, "sqlite:"):
+		path := strings.TrimPrefix(g.cfg.Store, "sqlite:")
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return fmt.Errorf("store %s: %w", path, err)
+		}
+		m, err := sqlite.Open(ctx, path, sqlite.Options{Options: tasks.Options{Publisher: bus}})
+		if err != nil {
+			return fmt.Errorf("store %s: %w", path, err)
+		}
+		g.store, g.closeDB = m, m.Close
+	default:
+		return fmt.Errorf("store %q: use sqlite:PATH or memory", g.cfg.Store)
+	}
+	runner, err := tasks.NewRunner(tasks.RunnerConfig{Manager: g.store, Publisher: bus, Logger: g.logger, TakeOverAtStart: true})
+	if err != nil {
+		return err
+	}
+	g.runner = runner
+	return g.server.EnableTasks(mcp.TaskConfig{Runner: runner, Manager: g.store, Publisher: bus})
+}
+
+// addTools registers one MCP tool per generated tool.
+func (g *Gateway) addTools() error {
+	for i := range g.result.Tools {
+		t := &g.result.Tools[i]
+		ep, err := g.proxy.Endpoint(t)
+		if err != nil {
+			return fmt.Errorf("tool %s: %w", t.Name, err)
+		}
+		for _, w := range ep.Warnings() {
+			g.logger.Debug("tool warning", "tool", t.Name, "warning", w)
+		}
+		mt := mcpTool(t)
+		if g.isTaskTool(t) {
+			err = g.server.AddTaskTool(&mcp.TaskTool{Tool: mt, Support: mcp.TaskOptional, Idempotent: !t.Route.Mutating,
+				Run: g.taskRun(ep)})
+		} else {
+			err = g.server.AddTool(&mt, g.proxy.Handler(ep))
+		}
+		if err != nil {
+			return fmt.Errorf("tool %s: %w", t.Name, err)
+		}
+	}
+	g.logger.Info("tools ready", "tools", len(g.result.Tools), "spec", g.cfg.Spec, "upstream", g.cfg.Upstream)
+	return nil
+}
+
+func (g *Gateway) isTaskTool(t *openapi.Tool) bool {
+	return slices.Contains(g.cfg.Tools.Tasks, t.Route.OperationID) ||
+		slices.Contains(g.cfg.Tools.Tasks, t.Route.Method+" "+t.Route.DocPath) ||
+		slices.Contains(g.cfg.Tools.Tasks, t.Name)
+}
+
+func mcpTool(t *openapi.Tool) mcp.Tool {
+	a := t.Annotations
+	return mcp.Tool{
+		Name: t.Name, Title: t.Title, Description: t.Description,
+		InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
+		Annotations: &mcp.ToolAnnotations{
+			Title: a.Title, ReadOnlyHint: &a.ReadOnlyHint, DestructiveHint: &a.DestructiveHint,
+			IdempotentHint: &a.IdempotentHint, OpenWorldHint: &a.OpenWorldHint,
+		},
+	}
+}
+
+func instructions(res *openapi.Result, upstream string) string {
+	name := res.Title
+	if name == "" {
+		name = "an HTTP API"
+	}
+	return fmt.Sprintf("Each tool is one operation of %s, called at %s with your own credentials. "+
+		"Read-only tools never change anything; tools marked destructive do.", name, upstream)
+}
+
+// Handler is the gateway's HTTP surface: the MCP endpoint at the configured
+// path and GET /healthz.
+func (g *Gateway) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mcpHandler := mcp.NewHTTPHandler(g.server, &mcp.HTTPOptions{
+		AllowedHosts: g.cfg.AllowedHosts, AllowedOrigins: g.cfg.AllowedOrigins,
+		Legacy: mcp.LegacyOptions{Disable: g.cfg.DisableLegacy},
+	})
+	mux.Handle(g.cfg.Path, g.bearerPrincipal(mcpHandler))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"status":"ok","tools":%d}`, len(g.result.Tools))
+	})
+	return mux
+}
+
+// Serve serves HTTP on ln until ctx ends, with the task workers running.
+func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
+	stop := g.startRunner()
+	defer stop()
+	g.logger.Info("serving MCP", "url", "http://"+ln.Addr().String()+g.cfg.Path)
+	err := mcp.RunHTTP(ctx, ln, g.Handler(), g.server, 10*time.Second)
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+// ServeStdio serves MCP over in/out until in ends. In passthrough mode the
+// credential forwarded upstream is MCPGATE_BEARER_TOKEN.
+func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	stop := g.startRunner()
+	defer stop()
+	if tok := os.Getenv(EnvPrefix + "BEARER_TOKEN"); tok != "" {
+		p := principalFor(tok)
+		g.taskCreds.put(p.Subject, tok)
+		ctx = mcp.WithPrincipal(ctx, p)
+	}
+	defer g.server.Close()
+	return mcp.ServeStdio(ctx, g.server, in, out, nil)
+}
+
+// startRunner runs the task workers until the returned stop is called.
+func (g *Gateway) startRunner() (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := g.runner.Run(ctx); err != nil {
+			g.logger.Error("task runner stopped", "err", err)
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+// Close releases the store and stops the demo API.
+func (g *Gateway) Close() error {
+	var errs []error
+	if g.server != nil {
+		g.server.Close()
+	}
+	if g.closeDB != nil {
+		errs = append(errs, g.closeDB())
+	}
+	if g.demoStop != nil {
+		g.demoStop()
+	}
+	return errors.Join(errs...)
+}
+
+// bearerPrincipal makes the caller's bearer token the request's principal:
+// the token is the credential forwarded upstream, and a hash of it is the
+// subject that binds sealed state and tasks to this caller.
+// Task workers find the credential again in the in-memory vault.
+func (g *Gateway) bearerPrincipal(next http.Handler) http.Handler {
+	remember := len(g.cfg.Tools.Tasks) > 0
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if tok, ok := bearerToken(r.Header.Get("Authorization")); ok {
+			p := principalFor(tok)
+			if remember {
+				g.taskCreds.put(p.Subject, tok)
+			}
+			r = r.WithContext(mcp.WithPrincipal(r.Context(), p))
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func bearerToken(h string) (string, bool) {
+	scheme, tok, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	tok = strings.TrimSpace(tok)
+	return tok, tok != ""
+}
+
+func principalFor(token string) mcp.Principal {
+	sum := sha256.Sum256([]byte(token))
+	return mcp.Principal{Subject: "bearer:" + base64.RawURLEncoding.EncodeToString(sum[:16]), Credential: token}
+}

@@ -1,0 +1,139 @@
+package gateway
+
+import (
+	"container/list"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/proxy"
+)
+
+// Polling bounds for an upstream long-running operation.
+const (
+	minPoll     = 500 * time.Millisecond
+	defaultPoll = 2 * time.Second
+	maxPoll     = time.Minute
+)
+
+// taskRun runs a task tool: the upstream call, and when the upstream answers
+// 202 Accepted with a Location, polling that location (honouring
+// Retry-After) until the operation is done.
+func (g *Gateway) taskRun(ep *proxy.Endpoint) func(ctx context.Context, req *mcp.TaskRequest) (*mcp.CallToolResult, error) {
+	return func(ctx context.Context, req *mcp.TaskRequest) (*mcp.CallToolResult, error) {
+		p := req.Principal
+		if p.Credential == "" {
+			p.Credential = g.taskCreds.get(p.Subject)
+		}
+		if p.Credential == "" && g.cfg.Credentials.Mode == "passthrough" && p.Subject != "" {
+			return mcp.ToolError("This task lost the caller's credential (the gateway restarted, and credentials are never stored): call the tool again."), nil
+		}
+		ctx = mcp.WithPrincipal(ctx, p)
+		r, err := g.proxy.Do(ctx, ep, req.Arguments)
+		for err == nil && r.Accepted != nil {
+			acc := r.Accepted
+			if req.TaskID == "" {
+				return r.Result, nil // not a task: report the accepted operation and where to poll
+			}
+			_ = req.SetStatus(ctx, "Accepted by the upstream; polling "+acc.Location)
+			wait := acc.RetryAfter
+			if wait <= 0 {
+				wait = defaultPoll
+			}
+			wait = min(max(wait, minPoll), maxPoll)
+			select {
+			case <-time.After(wait):
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			r, err = g.proxy.Poll(ctx, ep, acc)
+			if err == nil && r.Accepted == nil && stillRunning(r) {
+				r.Accepted = acc // a 200 status resource that says the work goes on
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+		return r.Result, nil
+	}
+}
+
+// stillRunning reports whether a polled status resource says the operation
+// is not finished: a JSON object whose "status" (or "state") is one of the
+// usual in-progress words.
+func stillRunning(r *proxy.DispatchResult) bool {
+	if r.Result == nil || r.Result.IsError || r.Status != http.StatusOK {
+		return false
+	}
+	var obj map[string]any
+	switch sc := r.Result.StructuredContent.(type) {
+	case map[string]any:
+		obj = sc
+	case json.RawMessage:
+		if json.Unmarshal(sc, &obj) != nil {
+			return false
+		}
+	default:
+		return false
+	}
+	for _, k := range []string{"status", "state"} {
+		if v, ok := obj[k].(string); ok {
+			switch strings.ToLower(strings.ReplaceAll(v, "_", "")) {
+			case "running", "pending", "inprogress", "queued", "notstarted", "accepted", "working", "processing", "started":
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// credentialVault remembers, in memory only, the latest credential of each
+// subject, so that a task's worker can call the upstream as its creator.
+// It is bounded: the least recently seen subjects are forgotten first.
+type credentialVault struct {
+	mu    sync.Mutex
+	max   int
+	order *list.List // of string subjects, most recent first
+	m     map[string]*list.Element
+	creds map[string]string
+}
+
+func newCredentialVault() *credentialVault {
+	return &credentialVault{max: 10_000, order: list.New(), m: map[string]*list.Element{}, creds: map[string]string{}}
+}
+
+func (v *credentialVault) put(subject, cred string) {
+	if subject == "" || cred == "" {
+		return
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if e, ok := v.m[subject]; ok {
+		v.order.MoveToFront(e)
+	} else {
+		v.m[subject] = v.order.PushFront(subject)
+	}
+	v.creds[subject] = cred
+	for v.order.Len() > v.max {
+		e := v.order.Back()
+		s := e.Value.(string)
+		v.order.Remove(e)
+		delete(v.m, s)
+		delete(v.creds, s)
+	}
+}
+
+func (v *credentialVault) get(subject string) string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.creds[subject]
+}
+
+func (v *credentialVault) String() string {
+	return fmt.Sprintf("credentialVault(%d subjects; redacted)", len(v.creds))
+}
