@@ -1,6 +1,7 @@
 package openapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -86,8 +87,28 @@ func TestCorpus(t *testing.T) {
 				t.Errorf("%d tools for %d operations", len(res.Tools), e.Operations)
 			}
 			checkTools(t, res.Tools, &schemas)
-			if _, err := EncodeToolsList(res.Tools); err != nil {
-				t.Error(err)
+			first, err := EncodeToolsList(res.Tools)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Determinism: a second load and generation gives the same bytes
+			// (map iteration order differs between the runs).
+			doc2, err := Load(context.Background(), filepath.Join(dir, e.File), LoadOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res2, err := Generate(doc2, GenerateOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			second, err := EncodeToolsList(res2.Tools)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m1, _ := NewManifest(res).Encode()
+			m2, _ := NewManifest(res2).Encode()
+			if !bytes.Equal(first, second) || !bytes.Equal(m1, m2) {
+				t.Error("two runs gave different output")
 			}
 		})
 	}

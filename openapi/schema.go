@@ -374,7 +374,8 @@ func (c *schemaConverter) convert(s *openapi3.Schema, d deps) any {
 	}
 	if len(s.PatternProperties) > 0 {
 		pp := make(map[string]any, len(s.PatternProperties))
-		for k, v := range s.PatternProperties {
+		for _, k := range sortedKeys(s.PatternProperties) {
+			v := s.PatternProperties[k]
 			if c.regexOK(k) {
 				pp[k] = c.convertRef(v, d)
 			}
@@ -397,7 +398,8 @@ func (c *schemaConverter) convert(s *openapi3.Schema, d deps) any {
 	}
 	if len(s.DependentSchemas) > 0 {
 		ds := make(map[string]any, len(s.DependentSchemas))
-		for k, v := range s.DependentSchemas {
+		for _, k := range sortedKeys(s.DependentSchemas) {
+			v := s.DependentSchemas[k]
 			ds[k] = c.convertRef(v, d)
 		}
 		m["dependentSchemas"] = ds
@@ -453,7 +455,9 @@ func (c *schemaConverter) boolSchema(b openapi3.BoolSchema, d deps) (any, bool) 
 func (c *schemaConverter) properties(props openapi3.Schemas, d deps) (map[string]any, map[string]bool) {
 	out := make(map[string]any, len(props))
 	var dropped map[string]bool
-	for k, v := range props {
+	// Sorted, so that $defs names given on first sight are deterministic.
+	for _, k := range sortedKeys(props) {
+		v := props[k]
 		if c.hidden(v) {
 			if dropped == nil {
 				dropped = map[string]bool{}
