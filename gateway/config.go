@@ -52,6 +52,9 @@ type Config struct {
 	// outputSchema. By default a response that does not match is a tool
 	// error (MCP requires structuredContent to match a declared schema).
 	SkipOutputCheck bool `yaml:"skip_output_check"`
+	// Confirm says which calls the user confirms first (when the client
+	// supports elicitation): "destructive" (default), "writes" or "none".
+	Confirm string `yaml:"confirm"`
 	// DisableLegacy refuses initialize-based (2025-11-25 and older)
 	// clients; by default they are served on the same endpoint.
 	DisableLegacy bool `yaml:"disable_legacy"`
@@ -142,6 +145,7 @@ func (c *Config) ApplyEnv(lookup func(string) (string, bool)) error {
 	str("STORE", &c.Store)
 	str("STATE_KEYS", &c.StateKeys)
 	str("CREDENTIALS", &c.Credentials.Mode)
+	str("CONFIRM", &c.Confirm)
 	str("LOG_LEVEL", &c.Log.Level)
 	str("LOG_FORMAT", &c.Log.Format)
 	if v, ok := lookup(EnvPrefix + "DEMO"); ok && v != "" {
@@ -198,6 +202,13 @@ func (c Config) withDefaults() (Config, error) {
 	case "passthrough", "static", "none":
 	default:
 		return c, fmt.Errorf("credentials mode %q: must be passthrough, static or none", c.Credentials.Mode)
+	}
+	switch c.Confirm {
+	case "":
+		c.Confirm = "destructive"
+	case "destructive", "writes", "none":
+	default:
+		return c, fmt.Errorf("confirm %q: must be destructive, writes or none", c.Confirm)
 	}
 	if c.UpstreamTimeout == 0 {
 		c.UpstreamTimeout = 30 * time.Second

@@ -247,10 +247,17 @@ func (g *Gateway) addTools() error {
 		}
 		mt := mcpTool(t)
 		if g.isTaskTool(t) {
-			err = g.server.AddTaskTool(&mcp.TaskTool{Tool: mt, Support: mcp.TaskOptional, Idempotent: !t.Route.Mutating,
-				Run: g.taskRun(ep)})
+			tt := &mcp.TaskTool{Tool: mt, Support: mcp.TaskOptional, Idempotent: !t.Route.Mutating, Run: g.taskRun(ep)}
+			if g.needsConfirm(t) {
+				tt.Prepare = confirmCheck(t)
+			}
+			err = g.server.AddTaskTool(tt)
 		} else {
-			err = g.server.AddTool(&mt, g.proxy.Handler(ep))
+			h := g.proxy.Handler(ep)
+			if g.needsConfirm(t) {
+				h = confirmFirst(t, h)
+			}
+			err = g.server.AddTool(&mt, h)
 		}
 		if err != nil {
 			return fmt.Errorf("tool %s: %w", t.Name, err)

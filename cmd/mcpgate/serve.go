@@ -26,7 +26,7 @@ type serveFlags struct {
 const serveEnvHelp = `Configuration, lowest precedence first: the YAML file given by --config,
 MCPGATE_* environment variables, then flags. Environment variables:
   MCPGATE_SPEC, MCPGATE_UPSTREAM, MCPGATE_DEMO, MCPGATE_ADDR, MCPGATE_PATH,
-  MCPGATE_STORE, MCPGATE_CREDENTIALS, MCPGATE_UPSTREAM_TIMEOUT,
+  MCPGATE_STORE, MCPGATE_CREDENTIALS, MCPGATE_CONFIRM, MCPGATE_UPSTREAM_TIMEOUT,
   MCPGATE_ALLOWED_HOSTS, MCPGATE_ALLOWED_ORIGINS (comma-separated),
   MCPGATE_LOG_LEVEL, MCPGATE_LOG_FORMAT,
   MCPGATE_STATE_KEYS      requestState key ring "kid:BASE64KEY,..." (newest first;
@@ -53,6 +53,7 @@ func (f *serveFlags) register(fs *flag.FlagSet, withHTTP bool) {
 	fs.DurationVar(&f.cfg.UpstreamTimeout, "upstream-timeout", 0, "bound on one upstream call (default 30s)")
 	fs.Int64Var(&f.cfg.MaxResponseBytes, "max-response-bytes", 0, "cap on an upstream response (default 1 MiB)")
 	fs.StringVar(&f.tasks, "task-operations", "", "operations (operationId or \"METHOD /path\", comma-separated) served as durable tasks")
+	fs.StringVar(&f.cfg.Confirm, "confirm", "", "calls the user confirms first when the client supports elicitation: destructive (default), writes or none")
 	fs.BoolVar(&f.cfg.SkipOutputCheck, "skip-output-check", false, "do not validate upstream JSON against the tools' outputSchema")
 	fs.StringVar(&f.cfg.Log.Level, "log-level", "", "debug, info (default), warn or error")
 	fs.StringVar(&f.cfg.Log.Format, "log-format", "", "text (default) or json")
@@ -96,6 +97,8 @@ func (f *serveFlags) resolve(fs *flag.FlagSet) (gateway.Config, error) {
 			cfg.MaxResponseBytes = f.cfg.MaxResponseBytes
 		case "task-operations":
 			cfg.Tools.Tasks = splitList(f.tasks)
+		case "confirm":
+			cfg.Confirm = f.cfg.Confirm
 		case "skip-output-check":
 			cfg.SkipOutputCheck = f.cfg.SkipOutputCheck
 		case "log-level":

@@ -1,0 +1,153 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/mcpgate/mcpgate/mcp"
+)
+
+func newDemo(t *testing.T, cfg Config) *Gateway {
+	t.Helper()
+	cfg.Demo = true
+	if cfg.Store == "" {
+		cfg.Store = "memory"
+	}
+	g, err := New(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	return g
+}
+
+func text(r *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range r.Content {
+		b.WriteString(c.Text)
+	}
+	return b.String()
+}
+
+func TestDemoTools(t *testing.T) {
+	g := newDemo(t, Config{})
+	c := mcp.NewClient(g.Server())
+	c.Principal = principalFor("demo-token")
+	tools, err := c.ListTools(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tools) != len(g.Tools()) || len(tools) < 15 {
+		t.Fatalf("listed %d tools, generated %d", len(tools), len(g.Tools()))
+	}
+	res, err := c.CallTool(context.Background(), "getPet", map[string]any{"petId": 1})
+	if err != nil || res.IsError || !strings.Contains(text(res), `"name":"Rex"`) {
+		t.Fatalf("getPet: %v %+v", err, res)
+	}
+	res, err = c.CallTool(context.Background(), "getCurrentUser", nil)
+	if err != nil || !strings.Contains(text(res), "demo-user") {
+		t.Fatalf("the caller's bearer did not reach the upstream: %v %s", err, text(res))
+	}
+	res, err = c.CallTool(context.Background(), "listPets", map[string]any{"limit": 1000})
+	if err != nil || !res.IsError || !strings.Contains(text(res), "/limit") {
+		t.Fatalf("invalid arguments: %v %s", err, text(res))
+	}
+}
+
+func TestConfirmDestructive(t *testing.T) {
+	g := newDemo(t, Config{})
+	ctx := context.Background()
+	newClient := func(answer any) *mcp.Client {
+		c := mcp.NewClient(g.Server())
+		c.Principal = principalFor("demo-token")
+		c.Capabilities.Elicitation = &mcp.ElicitationCapability{}
+		c.AnswerInput = func(ctx context.Context, key string, req mcp.InputRequest) (any, error) {
+			if key != confirmKey || req.Method != mcp.MethodElicit {
+				t.Errorf("unexpected input request %q %s", key, req.Method)
+			}
+			return answer, nil
+		}
+		return c
+	}
+	// Declined: nothing is deleted.
+	res, err := newClient(map[string]any{"action": "decline"}).CallTool(ctx, "deletePet", map[string]any{"petId": 3})
+	if err != nil || !res.IsError || !strings.Contains(text(res), "did not allow") {
+		t.Fatalf("declined: %v %s", err, text(res))
+	}
+	plain := mcp.NewClient(g.Server())
+	plain.Principal = principalFor("demo-token")
+	if r, _ := plain.CallTool(ctx, "getPet", map[string]any{"petId": 3}); r == nil || r.IsError {
+		t.Fatalf("pet 3 is gone after a declined delete: %+v", r)
+	}
+	// A made-up answer without the server's sealed state is not a
+	// confirmation: the server asks.
+	forged := newClient(nil)
+	forged.AnswerInput = nil
+	resp, err := forged.Do(ctx, "tools/call", map[string]any{"name": "deletePet", "arguments": map[string]any{"petId": 3},
+		"inputResponses": map[string]any{confirmKey: map[string]any{"action": "accept", "content": map[string]any{"confirm": true}}}})
+	if err != nil || resp.Error != nil || !strings.Contains(string(resp.Result), `"resultType":"input_required"`) {
+		t.Fatalf("forged confirmation: %v %+v %s", err, resp.Error, resp.Result)
+	}
+	// Accepted: the call goes through.
+	res, err = newClient(map[string]any{"action": "accept", "content": map[string]any{"confirm": true}}).CallTool(ctx, "deletePet", map[string]any{"petId": 3})
+	if err != nil || res.IsError {
+		t.Fatalf("accepted: %v %s", err, text(res))
+	}
+	if r, _ := plain.CallTool(ctx, "getPet", map[string]any{"petId": 3}); r == nil || !r.IsError {
+		t.Fatalf("pet 3 still there after a confirmed delete: %s", text(r))
+	}
+	// A client without elicitation is not asked.
+	if r, _ := plain.CallTool(ctx, "deletePet", map[string]any{"petId": 3}); r == nil || !strings.Contains(text(r), "404") {
+		t.Fatalf("delete without elicitation should reach the upstream (404 now): %s", text(r))
+	}
+}
+
+func TestHealthzAndHTTP(t *testing.T) {
+	g := newDemo(t, Config{})
+	ts := httptest.NewServer(g.Handler())
+	defer ts.Close()
+	resp, err := http.Get(ts.URL + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h struct {
+		Status string `json:"status"`
+		Tools  int    `json:"tools"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&h)
+	resp.Body.Close()
+	if h.Status != "ok" || h.Tools != len(g.Tools()) {
+		t.Fatalf("healthz: %+v", h)
+	}
+}
+
+func TestConfigPrecedence(t *testing.T) {
+	env := map[string]string{"MCPGATE_UPSTREAM": "https://env.example", "MCPGATE_DEMO": "nope"}
+	var c Config
+	if err := c.ApplyEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok }); err == nil || !strings.Contains(err.Error(), "MCPGATE_DEMO") {
+		t.Fatalf("a bad boolean must be named: %v", err)
+	}
+	delete(env, "MCPGATE_DEMO")
+	c = Config{Upstream: "https://file.example", Spec: "x.yaml"}
+	_ = c.ApplyEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	if c.Upstream != "https://env.example" {
+		t.Fatalf("env must override the file: %s", c.Upstream)
+	}
+	for _, bad := range []Config{
+		{Spec: "x", Upstream: "ftp://x"},
+		{Spec: "x"},
+		{Upstream: "https://x"},
+		{Spec: "x", Upstream: "https://x", Credentials: Credentials{Mode: "magic"}},
+		{Spec: "x", Upstream: "https://x", Confirm: "sometimes"},
+	} {
+		if _, err := bad.withDefaults(); err == nil {
+			t.Errorf("config %+v accepted", bad)
+		}
+	}
+}
