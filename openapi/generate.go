@@ -290,15 +290,123 @@ func (g *generator) tool(docPath string, item *openapi3.PathItem, method string,
 	if i := strings.IndexByte(path, '#'); i >= 0 {
 		path = path[:i]
 	}
-	route := Route{Method: method, Path: path, OperationID: op.OperationID, Mutating: isMutating(method)}
+	route := Route{Method: method, Path: path, OperationID: op.OperationID, Mutating: isMutating(method),
+		Security: g.security(op), Servers: servers(item, op)}
 	if path != docPath {
 		route.DocPath = docPath
 	}
 
-	var cands []argCandidate
-	d := deps{}
+	cands := g.parameterCandidates(where, path, item, op)
+	if op.RequestBody != nil {
+		if rb := op.RequestBody.Value; rb != nil {
+			body, bc := g.bodyCandidates(where, rb)
+			if body != nil {
+				route.Body = body
+				cands = append(cands, bc...)
+			}
+		} else {
+			g.warn(where + ": unresolved request body skipped")
+		}
+	}
+	var input json.RawMessage
+	route.Arguments, input = g.inputSchema(where, cands)
 
-	// Parameters: path-item ones overridden by operation ones (name + in).
+	tool := Tool{Name: g.name(ov, op, method, path), InputSchema: input, OutputSchema: g.outputSchema(where, op), Route: route}
+	tool.Title = oneLine(cmp.Or(ov.Title, op.Summary))
+	if tool.Title == "" {
+		tool.Title = humanize(cmp.Or(op.OperationID, tool.Name))
+	}
+	tool.Title = boundText(tool.Title, 200)
+	desc := cmp.Or(ov.Description, strings.TrimSpace(op.Description), strings.TrimSpace(op.Summary))
+	if op.Deprecated {
+		desc = strings.TrimSpace("Deprecated. " + desc)
+	}
+	tool.Description = boundText(desc, g.maxDesc)
+	tool.Annotations = annotations(method, tool.Title, ov)
+	tool.RedactResponse = slices.Clone(ov.RedactResponse)
+	if len(tool.RedactResponse) > 0 && tool.OutputSchema != nil {
+		narrowed, err := narrowOutputSchema(tool.OutputSchema, tool.RedactResponse)
+		if err != nil {
+			g.warn(fmt.Sprintf("%s: %v", where, err))
+		} else {
+			tool.OutputSchema = narrowed
+		}
+	}
+	return tool
+}
+
+// name is the tool name before uniqueness: the override, the operationId,
+// or a method_path slug, made tool-name safe.
+func (g *generator) name(ov Override, op *openapi3.Operation, method, path string) string {
+	slug := strings.ToLower(method) + "_" + path
+	for _, candidate := range []string{ov.Name, op.OperationID, slug} {
+		if name := toolName(candidate, g.maxName); name != "" {
+			return name
+		}
+	}
+	return strings.ToLower(method)
+}
+
+// annotations: GET/HEAD/OPTIONS/TRACE read-only; DELETE, PUT and PATCH
+// destructive; all but POST and PATCH idempotent; always open-world; then
+// the override's hints.
+func annotations(method, title string, ov Override) Annotations {
+	a := Annotations{
+		Title:           title,
+		ReadOnlyHint:    isReadOnly(method),
+		DestructiveHint: method == http.MethodDelete || method == http.MethodPut || method == http.MethodPatch,
+		IdempotentHint:  method != http.MethodPost && method != http.MethodPatch,
+		OpenWorldHint:   true,
+	}
+	a.ReadOnlyHint = deref(ov.ReadOnlyHint, a.ReadOnlyHint)
+	a.DestructiveHint = deref(ov.DestructiveHint, a.DestructiveHint)
+	a.IdempotentHint = deref(ov.IdempotentHint, a.IdempotentHint)
+	a.OpenWorldHint = deref(ov.OpenWorldHint, a.OpenWorldHint)
+	if a.ReadOnlyHint {
+		a.DestructiveHint = false
+	}
+	return a
+}
+
+// security is the operation's security requirements, else the document's.
+func (g *generator) security(op *openapi3.Operation) []SecurityRequirement {
+	sec := g.doc.T.Security
+	if op.Security != nil {
+		sec = *op.Security
+	}
+	if sec == nil {
+		return nil
+	}
+	out := make([]SecurityRequirement, 0, len(sec))
+	for _, req := range sec {
+		r := SecurityRequirement{}
+		for name, scopes := range req {
+			r[name] = append([]string{}, scopes...)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// servers is the operation's servers, else the path item's.
+func servers(item *openapi3.PathItem, op *openapi3.Operation) []string {
+	list := item.Servers
+	if op.Servers != nil {
+		list = *op.Servers
+	}
+	var out []string
+	for _, s := range list {
+		if s != nil {
+			out = append(out, s.URL)
+		}
+	}
+	return out
+}
+
+// parameterCandidates returns the path, query, header and cookie arguments
+// (in that order): path-item parameters overridden by operation ones (same
+// name and location), path parameters checked against the template.
+func (g *generator) parameterCandidates(where, path string, item *openapi3.PathItem, op *openapi3.Operation) []argCandidate {
 	type key struct{ name, in string }
 	var params []*openapi3.Parameter
 	index := map[key]int{}
@@ -325,6 +433,7 @@ func (g *generator) tool(docPath string, item *openapi3.PathItem, method string,
 			g.warn(fmt.Sprintf("%s: parameter %q in %q is not a valid location; dropped", where, p.Name, p.In))
 		}
 	}
+	var cands []argCandidate
 	templ := templateParams(path)
 	declaredPath := map[string]bool{}
 	for _, loc := range []string{"path", "query", "header", "cookie"} {
@@ -344,36 +453,30 @@ func (g *generator) tool(docPath string, item *openapi3.PathItem, method string,
 			}
 			cands = append(cands, g.paramCandidate(p))
 		}
-		if loc == "path" {
-			for _, name := range templ {
-				if !declaredPath[name] {
-					declaredPath[name] = true
-					g.warn(fmt.Sprintf("%s: path template parameter %q is not declared; added as a string", where, name))
-					cands = append(cands, argCandidate{
-						arg:    Argument{In: InPath, Param: name, Required: true, Style: "simple"},
-						schema: map[string]any{"type": "string"},
-					})
-				}
+		if loc != "path" {
+			continue
+		}
+		for _, name := range templ {
+			if !declaredPath[name] {
+				declaredPath[name] = true
+				g.warn(fmt.Sprintf("%s: path template parameter %q is not declared; added as a string", where, name))
+				cands = append(cands, argCandidate{
+					arg:    Argument{In: InPath, Param: name, Required: true, Style: "simple"},
+					schema: map[string]any{"type": "string"},
+				})
 			}
 		}
 	}
+	return cands
+}
 
-	// Body.
-	if op.RequestBody != nil {
-		if rb := op.RequestBody.Value; rb != nil {
-			body, bc := g.bodyCandidates(where, rb)
-			if body != nil {
-				route.Body = body
-				cands = append(cands, bc...)
-			}
-		} else {
-			g.warn(where + ": unresolved request body skipped")
-		}
-	}
-
-	// Names: first claimant keeps the name, later ones get a location prefix.
+// inputSchema names the arguments and builds the inputSchema. Names: the
+// first claimant (path, query, header, cookie, body order) keeps a name;
+// later ones get their location as a prefix ("query_id"), then a number.
+func (g *generator) inputSchema(where string, cands []argCandidate) ([]Argument, json.RawMessage) {
 	used := map[string]bool{}
 	props := make(map[string]any, len(cands))
+	d := deps{}
 	var required []string
 	for i := range cands {
 		c := &cands[i]
@@ -403,9 +506,9 @@ func (g *generator) tool(docPath string, item *openapi3.PathItem, method string,
 		}
 	}
 	slices.SortFunc(cands, func(a, b argCandidate) int { return strings.Compare(a.arg.Name, b.arg.Name) })
-	route.Arguments = make([]Argument, len(cands))
+	args := make([]Argument, len(cands))
 	for i, c := range cands {
-		route.Arguments[i] = c.arg
+		args[i] = c.arg
 	}
 	slices.Sort(required)
 	root := map[string]any{"type": "object", "properties": props}
@@ -423,81 +526,7 @@ func (g *generator) tool(docPath string, item *openapi3.PathItem, method string,
 		g.warn(fmt.Sprintf("%s: inputSchema: %v", where, err))
 		input = json.RawMessage(`{"type":"object"}`)
 	}
-
-	tool := Tool{
-		Name:        ov.Name,
-		InputSchema: input,
-		Route:       route,
-	}
-	tool.OutputSchema = g.outputSchema(where, op)
-	if tool.Name == "" {
-		tool.Name = op.OperationID
-	}
-	if tool.Name == "" {
-		tool.Name = strings.ToLower(method) + "_" + path
-	}
-	tool.Name = toolName(tool.Name, g.maxName)
-	if tool.Name == "" {
-		tool.Name = toolName(strings.ToLower(method)+"_"+path, g.maxName)
-	}
-	if tool.Name == "" {
-		tool.Name = strings.ToLower(method)
-	}
-
-	tool.Title = oneLine(cmp.Or(ov.Title, op.Summary))
-	if tool.Title == "" {
-		tool.Title = humanize(cmp.Or(op.OperationID, tool.Name))
-	}
-	tool.Title = boundText(tool.Title, 200)
-	desc := cmp.Or(ov.Description, strings.TrimSpace(op.Description), strings.TrimSpace(op.Summary))
-	if op.Deprecated {
-		desc = strings.TrimSpace("Deprecated. " + desc)
-	}
-	tool.Description = boundText(desc, g.maxDesc)
-
-	tool.Annotations = Annotations{
-		Title:           tool.Title,
-		ReadOnlyHint:    isReadOnly(method),
-		DestructiveHint: method == http.MethodDelete || method == http.MethodPut || method == http.MethodPatch,
-		IdempotentHint:  method != http.MethodPost && method != http.MethodPatch,
-		OpenWorldHint:   true,
-	}
-	a := &tool.Annotations
-	a.ReadOnlyHint = deref(ov.ReadOnlyHint, a.ReadOnlyHint)
-	a.DestructiveHint = deref(ov.DestructiveHint, a.DestructiveHint)
-	a.IdempotentHint = deref(ov.IdempotentHint, a.IdempotentHint)
-	a.OpenWorldHint = deref(ov.OpenWorldHint, a.OpenWorldHint)
-	if a.ReadOnlyHint {
-		a.DestructiveHint = false
-	}
-	tool.RedactResponse = slices.Clone(ov.RedactResponse)
-
-	// Security: the operation's, else the document's.
-	sec := g.doc.T.Security
-	if op.Security != nil {
-		sec = *op.Security
-	}
-	if sec != nil {
-		route.Security = make([]SecurityRequirement, 0, len(sec))
-		for _, req := range sec {
-			r := SecurityRequirement{}
-			for name, scopes := range req {
-				r[name] = append([]string{}, scopes...)
-			}
-			route.Security = append(route.Security, r)
-		}
-	}
-	servers := item.Servers
-	if op.Servers != nil {
-		servers = *op.Servers
-	}
-	for _, s := range servers {
-		if s != nil {
-			route.Servers = append(route.Servers, s.URL)
-		}
-	}
-	tool.Route = route
-	return tool
+	return args, input
 }
 
 func deref(p *bool, def bool) bool {

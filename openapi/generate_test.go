@@ -644,3 +644,49 @@ func TestMalformedSchemasStillCompile(t *testing.T) {
 		t.Errorf("warnings = %v, want the bad property and the dropped pattern", res.Warnings)
 	}
 }
+
+func TestRedactNarrowsOutputSchema(t *testing.T) {
+	res := loadGenerate(t, "testdata/redact.yaml", GenerateOptions{})
+	tool := findTool(t, res, "getUser")
+	if !slices.Equal(tool.RedactResponse, []string{"email", "sessions.token", "groups.secret"}) {
+		t.Fatalf("redactResponse = %v", tool.RedactResponse)
+	}
+	s, err := CompileSchema("out", tool.OutputSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	valid := func(doc string) error {
+		var v any
+		if err := json.Unmarshal([]byte(doc), &v); err != nil {
+			t.Fatal(err)
+		}
+		return s.Validate(v)
+	}
+	// What the agent gets after redaction validates...
+	if err := valid(`{"id":1,"sessions":[{"id":2}],"groups":[{"name":"g"}],"manager":{"id":3,"email":"m@x"}}`); err != nil {
+		t.Errorf("redacted response rejected: %v\n%s", err, tool.OutputSchema)
+	}
+	// ...the nested User (manager) keeps its own required email...
+	if err := valid(`{"id":1,"manager":{"id":3}}`); err == nil {
+		t.Error("manager without email accepted: the shared $defs entry was narrowed")
+	}
+	// ...and the rest of the schema still applies.
+	if err := valid(`{"id":"one"}`); err == nil {
+		t.Error("wrong id type accepted")
+	}
+	raw := string(tool.OutputSchema)
+	if strings.Contains(raw, `"email":{"type":"string"},"id"`) && !strings.Contains(raw, `"$defs"`) {
+		t.Errorf("email still advertised at the root: %s", raw)
+	}
+	// Without redaction the document's schema rejects the redacted response.
+	plain := loadGenerate(t, "testdata/redact.yaml", GenerateOptions{Overrides: map[string]Override{"getUser": {RedactResponse: []string{}}}})
+	ps, err := CompileSchema("plain", findTool(t, plain, "getUser").OutputSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v any
+	_ = json.Unmarshal([]byte(`{"id":1,"sessions":[{"id":2}]}`), &v)
+	if ps.Validate(v) == nil {
+		t.Error("unredacted schema accepted a response without email")
+	}
+}
