@@ -80,15 +80,16 @@ TARGETS=(
 	"mcpgo-legacy|mcpgo|-mode mcp -proto 2025-11-25 -url http://127.0.0.1:$MCPGO_PORT/mcp -tool get_pet -args {\"id\":1}"
 )
 
-# ---- GATEWAY: the mcpgate gateway goes here ---------------------------------
-# When `mcpgate serve` exists, set GATEWAY=1 (or flip the default) to start it
-# on the demo document and add it to the table. The tool is the demo's getPet
-# operation. Adjust the flags to the final CLI.
-GATEWAY=${GATEWAY:-0}
+# ---- GATEWAY: mcpgate serve on the demo document (the tool is getPet) -------
+# On by default; GATEWAY=0 leaves it out. GATEWAY_ARGS adds flags (for
+# example --skip-output-check); the task store is in memory.
+GATEWAY=${GATEWAY:-1}
+GATEWAY_ARGS=${GATEWAY_ARGS:-}
 start_gateway() {
 	(cd "$ROOT" && go build -o "$BIN/" ./cmd/mcpgate)
-	start gateway "$GATEWAY_PORT" "$BIN/mcpgate" serve \
-		--spec "$ROOT/demo/openapi.json" --upstream "$UPSTREAM" --addr "127.0.0.1:$GATEWAY_PORT"
+	# shellcheck disable=SC2086
+	start gateway "$GATEWAY_PORT" "$BIN/mcpgate" serve --store memory --log-level warn \
+		--spec "$ROOT/demo/openapi.json" --upstream "$UPSTREAM" --addr "127.0.0.1:$GATEWAY_PORT" $GATEWAY_ARGS
 	TARGETS+=("gateway|gateway|-mode mcp -url http://127.0.0.1:$GATEWAY_PORT/mcp -tool getPet -args {\"petId\":1}")
 }
 if [ "$GATEWAY" = 1 ]; then start_gateway; fi

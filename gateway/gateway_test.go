@@ -19,13 +19,15 @@ func newDemo(t *testing.T, cfg Config) *Gateway {
 	if cfg.Store == "" {
 		cfg.Store = "memory"
 	}
-	g, err := New(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	g, err := New(context.Background(), cfg, discardLogger())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { g.Close() })
 	return g
 }
+
+func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 func text(r *mcp.CallToolResult) string {
 	var b strings.Builder
