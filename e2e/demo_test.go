@@ -1,0 +1,342 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// demoTools are the operations of the built-in demo API (demo.Operations).
+var demoTools = []string{
+	"listPets", "createPet", "getPet", "replacePet", "updatePet", "deletePet",
+	"uploadPetPhoto", "putPetPhoto", "getPetPhoto", "listCategories", "createOrder",
+	"getOrder", "cancelOrder", "getCurrentUser", "createReport", "getReport", "redirectMe",
+}
+
+// startDemo runs `mcpgate serve --demo --store memory` with extra flags.
+func startDemo(t *testing.T, extra ...string) *gatewayProc {
+	t.Helper()
+	return startGateway(t, nil, append([]string{"--demo", "--store", "memory"}, extra...)...)
+}
+
+// structured decodes a result's structuredContent into a map.
+func structured(t *testing.T, name string, res *sdk.CallToolResult) map[string]any {
+	t.Helper()
+	b, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatalf("%s: structuredContent: %v", name, err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil || m == nil {
+		t.Fatalf("%s: structuredContent is not an object: %s (text %s)", name, b, text(res))
+	}
+	return m
+}
+
+// elicitor answers the gateway's confirmation questions and remembers them.
+type elicitor struct {
+	mu     sync.Mutex
+	asked  []string
+	answer *sdk.ElicitResult
+}
+
+func (e *elicitor) handle(ctx context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.asked = append(e.asked, req.Params.Message)
+	return e.answer, nil
+}
+
+func (e *elicitor) questions() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Clone(e.asked)
+}
+
+var (
+	acceptConfirm = &sdk.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}
+	declineAnswer = &sdk.ElicitResult{Action: "decline"}
+)
+
+// checkDelete deletes pet id through a client that answers the confirmation
+// with answer, and checks what happened: the question was asked once, and
+// the pet is gone exactly when the user accepted.
+func checkDelete(t *testing.T, url, version string, id int, answer *sdk.ElicitResult) {
+	t.Helper()
+	e := &elicitor{answer: answer}
+	cs := connectHTTP(t, url, connectOptions{
+		Bearer: "demo-token", Version: version, Want: version,
+		Client: &sdk.ClientOptions{ElicitationHandler: e.handle},
+	})
+	res := call(t, cs, "deletePet", map[string]any{"petId": id})
+	q := e.questions()
+	if len(q) != 1 || !strings.Contains(q[0], `"Delete a pet" (DELETE /pets/{petId})`) {
+		t.Errorf("deletePet: confirmation questions = %q, want one about DELETE /pets/{petId}", q)
+	}
+	after := call(t, cs, "getPet", map[string]any{"petId": id})
+	if answer.Action == "accept" {
+		wantOK(t, "deletePet (accepted)", res)
+		if !strings.Contains(text(res), "204") {
+			t.Errorf("deletePet (accepted): %s", text(res))
+		}
+		wantError(t, "getPet after an accepted delete", after, "404", fmt.Sprintf("no pet with id %d", id))
+	} else {
+		wantError(t, "deletePet (declined)", res, "did not allow")
+		wantOK(t, "getPet after a declined delete", after)
+	}
+}
+
+// TestDemoModern drives `mcpgate serve --demo` with the go-sdk client in
+// 2026-07-28 mode through every kind of demo operation.
+func TestDemoModern(t *testing.T) {
+	g := startDemo(t)
+	cs := connectHTTP(t, g.URL, connectOptions{Bearer: "demo-token"})
+	init := cs.InitializeResult()
+	if init.ServerInfo == nil || init.ServerInfo.Name != "mcpgate" || init.Capabilities == nil || init.Capabilities.Tools == nil {
+		t.Errorf("server/discover: info %+v capabilities %+v", init.ServerInfo, init.Capabilities)
+	}
+
+	t.Run("ListTools", func(t *testing.T) {
+		names := toolNames(t, cs)
+		slices.Sort(names)
+		want := slices.Clone(demoTools)
+		slices.Sort(want)
+		if !slices.Equal(names, want) {
+			t.Errorf("tools = %v\nwant %v", names, want)
+		}
+	})
+
+	t.Run("getPet", func(t *testing.T) {
+		res := call(t, cs, "getPet", map[string]any{"petId": 1})
+		wantOK(t, "getPet", res)
+		if p := structured(t, "getPet", res); p["name"] != "Rex" || p["species"] != "dog" || p["id"] != float64(1) {
+			t.Errorf("getPet 1 = %v", p)
+		}
+	})
+
+	t.Run("listPetsQueryStyles", func(t *testing.T) {
+		// tags is a form array with explode=false (tags=friendly,trained):
+		// exploded, the demo would only see "friendly" and also match Rex
+		// and Rocky. filter is a deepObject (filter[species]=dog).
+		res := call(t, cs, "listPets", map[string]any{
+			"tags": []string{"friendly", "trained"}, "filter": map[string]any{"species": "dog"},
+			"X-Request-Id": "e2e-req-1", "limit": 10,
+		})
+		wantOK(t, "listPets", res)
+		items, _ := structured(t, "listPets", res)["items"].([]any)
+		var names []string
+		for _, it := range items {
+			names = append(names, fmt.Sprint(it.(map[string]any)["name"]))
+		}
+		if fmt.Sprint(names) != "[Fido Duke]" {
+			t.Errorf("listPets tags=friendly,trained filter[species]=dog: %v, want [Fido Duke]", names)
+		}
+		res = call(t, cs, "listPets", map[string]any{"filter": map[string]any{"status": "adopted"}, "limit": 100})
+		wantOK(t, "listPets", res)
+		items, _ = structured(t, "listPets", res)["items"].([]any)
+		for _, it := range items {
+			if s := it.(map[string]any)["status"]; s != "adopted" {
+				t.Errorf("filter[status]=adopted returned a pet with status %v", s)
+			}
+		}
+		if len(items) != 4 {
+			t.Errorf("filter[status]=adopted: %d pets, want 4", len(items))
+		}
+	})
+
+	t.Run("createPetJSON", func(t *testing.T) {
+		res := call(t, cs, "createPet", map[string]any{
+			"name": "E2E Rex", "species": "dog", "tags": []string{"e2e"},
+			"details": map[string]any{"kind": "dog", "breed": "beagle"},
+		})
+		wantOK(t, "createPet", res)
+		p := structured(t, "createPet", res)
+		if p["name"] != "E2E Rex" || p["status"] != "available" || p["id"] == nil {
+			t.Fatalf("createPet = %v", p)
+		}
+		if d, _ := p["details"].(map[string]any); d["breed"] != "beagle" {
+			t.Errorf("createPet details = %v", p["details"])
+		}
+	})
+
+	t.Run("createOrderForm", func(t *testing.T) {
+		res := call(t, cs, "createOrder", map[string]any{"petId": 9, "note": "deliver at 9 & ring, 100% sure", "express": true})
+		wantOK(t, "createOrder", res)
+		o := structured(t, "createOrder", res)
+		if o["petId"] != float64(9) || o["note"] != "deliver at 9 & ring, 100% sure" || o["express"] != true || o["status"] != "placed" {
+			t.Errorf("createOrder = %v", o)
+		}
+	})
+
+	t.Run("photos", func(t *testing.T) {
+		png := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDRe2e-multipart")
+		b64 := base64.StdEncoding.EncodeToString(png)
+		res := call(t, cs, "uploadPetPhoto", map[string]any{
+			"petId": 3, "caption": "smile",
+			"file": map[string]any{"content": b64, "filename": "polly.png", "contentType": "image/png"},
+		})
+		wantOK(t, "uploadPetPhoto", res)
+		if info := structured(t, "uploadPetPhoto", res); info["size"] != float64(len(png)) || info["caption"] != "smile" || info["contentType"] != "image/png" {
+			t.Errorf("uploadPetPhoto = %v", info)
+		}
+		res = call(t, cs, "getPetPhoto", map[string]any{"petId": 3})
+		wantOK(t, "getPetPhoto", res)
+		img, ok := res.Content[0].(*sdk.ImageContent)
+		if !ok || img.MIMEType != "image/png" || !bytes.Equal(img.Data, png) {
+			t.Errorf("getPetPhoto content = %#v, want the uploaded PNG as an image block", res.Content[0])
+		}
+
+		raw := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDRe2e-octet-stream")
+		res = call(t, cs, "putPetPhoto", map[string]any{"petId": 3, "caption": "raw", "body": base64.StdEncoding.EncodeToString(raw)})
+		wantOK(t, "putPetPhoto", res)
+		if info := structured(t, "putPetPhoto", res); info["size"] != float64(len(raw)) || info["caption"] != "raw" {
+			t.Errorf("putPetPhoto = %v", info)
+		}
+		res = call(t, cs, "getPetPhoto", map[string]any{"petId": 3})
+		if img, ok := res.Content[0].(*sdk.ImageContent); !ok || !bytes.Equal(img.Data, raw) {
+			t.Errorf("getPetPhoto after putPetPhoto = %#v", res.Content[0])
+		}
+	})
+
+	t.Run("getCurrentUserBearer", func(t *testing.T) {
+		res := call(t, cs, "getCurrentUser", map[string]any{"theme": "dark"})
+		wantOK(t, "getCurrentUser", res)
+		u := structured(t, "getCurrentUser", res)
+		if u["subject"] != "demo-user" || u["authenticated"] != true {
+			t.Errorf("getCurrentUser = %v: the client's bearer did not reach the demo", u)
+		}
+		if p, _ := u["preferences"].(map[string]any); p["theme"] != "dark" {
+			t.Errorf("getCurrentUser preferences = %v: the theme cookie did not arrive", u["preferences"])
+		}
+		// Without a bearer the demo sees an anonymous caller.
+		anon := connectHTTP(t, g.URL, connectOptions{})
+		if u := structured(t, "getCurrentUser", call(t, anon, "getCurrentUser", nil)); u["subject"] != "anonymous" {
+			t.Errorf("anonymous getCurrentUser = %v", u)
+		}
+		// A wrong bearer is forwarded too, and the demo refuses it.
+		bad := connectHTTP(t, g.URL, connectOptions{Bearer: "not-a-demo-token"})
+		wantError(t, "getCurrentUser (bad token)", call(t, bad, "getCurrentUser", nil), "401")
+	})
+
+	t.Run("redirectMeSameOrigin", func(t *testing.T) {
+		res := call(t, cs, "redirectMe", nil)
+		wantOK(t, "redirectMe", res)
+		if u := structured(t, "redirectMe", res); u["subject"] != "demo-user" || u["authenticated"] != true {
+			t.Errorf("redirectMe = %v: the same-origin redirect was not followed with the credential", u)
+		}
+	})
+
+	t.Run("createReportAccepted", func(t *testing.T) {
+		res := call(t, cs, "createReport", map[string]any{"kind": "inventory"})
+		wantOK(t, "createReport", res)
+		if !strings.Contains(text(res), "Poll http://127.0.0.1:") || !strings.Contains(text(res), "/reports/") {
+			t.Errorf("createReport does not say where to poll: %s", text(res))
+		}
+		if r := structured(t, "createReport", res); r["status"] != "running" {
+			t.Errorf("createReport = %v", r)
+		}
+	})
+
+	t.Run("notFound", func(t *testing.T) {
+		wantError(t, "getPet 999999", call(t, cs, "getPet", map[string]any{"petId": 999999}), "404", "no pet with id 999999")
+	})
+
+	t.Run("invalidArguments", func(t *testing.T) {
+		res := call(t, cs, "listPets", map[string]any{"limit": 1000, "tags": []string{"NOT A TAG"}, "X-Request-Id": strings.Repeat("x", 200)})
+		wantError(t, "listPets (invalid)", res, "Invalid arguments", "/limit", "/tags/0", "/X-Request-Id")
+		res = call(t, cs, "createPet", map[string]any{"species": "dragon"})
+		wantError(t, "createPet (invalid)", res, "Invalid arguments", "name", "/species")
+	})
+
+	t.Run("deletePetAccepted", func(t *testing.T) { checkDelete(t, g.URL, "", 4, acceptConfirm) })
+	t.Run("deletePetDeclined", func(t *testing.T) { checkDelete(t, g.URL, "", 5, declineAnswer) })
+}
+
+// TestDemoLegacy drives `mcpgate serve --demo` with the go-sdk client pinned
+// to 2025-11-25 (the initialize handshake, sessions, and a real
+// elicitation/create request on the POST's SSE stream).
+func TestDemoLegacy(t *testing.T) {
+	g := startDemo(t)
+	cs := connectHTTP(t, g.URL, connectOptions{Bearer: "demo-token", Version: legacyVersion, Want: legacyVersion})
+	if id := cs.ID(); id == "" {
+		t.Errorf("a 2025-11-25 session has no Mcp-Session-Id")
+	}
+	names := toolNames(t, cs)
+	if len(names) != len(demoTools) {
+		t.Errorf("tools = %v", names)
+	}
+	res := call(t, cs, "getPet", map[string]any{"petId": 2})
+	wantOK(t, "getPet", res)
+	if p := structured(t, "getPet", res); p["name"] != "Whiskers" {
+		t.Errorf("getPet 2 = %v", p)
+	}
+	if u := structured(t, "getCurrentUser", call(t, cs, "getCurrentUser", nil)); u["subject"] != "demo-user" {
+		t.Errorf("getCurrentUser = %v", u)
+	}
+	wantError(t, "getPet 999999", call(t, cs, "getPet", map[string]any{"petId": 999999}), "404")
+	t.Run("deletePetAccepted", func(t *testing.T) { checkDelete(t, g.URL, legacyVersion, 6, acceptConfirm) })
+	t.Run("deletePetDeclined", func(t *testing.T) { checkDelete(t, g.URL, legacyVersion, 7, declineAnswer) })
+}
+
+// TestDemoStdio runs `mcpgate stdio --demo --store memory` under the go-sdk
+// CommandTransport: list and call, the bearer from MCPGATE_BEARER_TOKEN.
+func TestDemoStdio(t *testing.T) {
+	cmd := exec.Command(binary, "stdio", "--demo", "--store", "memory")
+	cmd.Env = append(baseEnv(t), "MCPGATE_BEARER_TOKEN=demo-token")
+	log := newLogBuffer()
+	cmd.Stderr = log
+	c := sdk.NewClient(&sdk.Implementation{Name: "mcpgate-e2e", Version: "0.0.1"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := c.Connect(ctx, &sdk.CommandTransport{Command: cmd, TerminateDuration: 10 * time.Second}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, log.String())
+	}
+	closed := false
+	t.Cleanup(func() {
+		if !closed {
+			_ = cs.Close()
+		}
+	})
+	if v := cs.InitializeResult().ProtocolVersion; v != modernVersion {
+		t.Fatalf("negotiated %q over stdio, want %q", v, modernVersion)
+	}
+	if names := toolNames(t, cs); len(names) != len(demoTools) {
+		t.Errorf("tools = %v", names)
+	}
+	res := call(t, cs, "getPet", map[string]any{"petId": 1})
+	wantOK(t, "getPet", res)
+	if p := structured(t, "getPet", res); p["name"] != "Rex" {
+		t.Errorf("getPet 1 = %v", p)
+	}
+	if u := structured(t, "getCurrentUser", call(t, cs, "getCurrentUser", nil)); u["subject"] != "demo-user" {
+		t.Errorf("getCurrentUser over stdio = %v: MCPGATE_BEARER_TOKEN did not reach the demo", u)
+	}
+	wantError(t, "listPets (invalid)", call(t, cs, "listPets", map[string]any{"limit": 0}), "Invalid arguments", "/limit")
+
+	// Closing stdin ends the server: it must exit 0 on its own, before the
+	// transport's SIGTERM.
+	closed = true
+	if err := cs.Close(); err != nil {
+		t.Errorf("close: %v", err)
+	}
+	if cmd.ProcessState == nil {
+		t.Fatalf("the stdio server was not waited for")
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 0 {
+		t.Errorf("mcpgate stdio exit code %d after stdin closed\n%s", code, log.String())
+	}
+	if strings.Contains(log.String(), "demo-token") {
+		t.Errorf("the stdio log contains the bearer:\n%s", log.String())
+	}
+}
