@@ -309,3 +309,50 @@ func TestOriginAllowList(t *testing.T) {
 		}
 	}
 }
+
+func TestToolFilter(t *testing.T) {
+	s := NewServer(Implementation{Name: "filter", Version: "1"}, &ServerOptions{
+		PageSize: 1,
+		ToolFilter: func(ctx context.Context, p Principal, tool *Tool) bool {
+			return tool.Name != "admin" || slicesContains(p.Scopes, "admin")
+		},
+	})
+	for _, n := range []string{"a", "admin", "b"} {
+		must(t, s.AddTool(&Tool{Name: n, Description: n}, func(ctx context.Context, r *CallToolRequest) (*CallToolResult, error) {
+			return TextResult("ran"), nil
+		}))
+	}
+	ctx := context.Background()
+	user := NewClient(s)
+	user.Principal = Principal{Subject: "u"}
+	tools, err := user.ListTools(ctx)
+	if err != nil || len(tools) != 2 || tools[0].Name != "a" || tools[1].Name != "b" {
+		t.Fatalf("a user sees %v (%v)", tools, err)
+	}
+	resp, _ := user.Do(ctx, "tools/list", nil)
+	if !strings.Contains(string(resp.Result), `"cacheScope":"private"`) {
+		t.Fatalf("a filtered list must be private: %s", resp.Result)
+	}
+	_, err = user.CallTool(ctx, "admin", nil)
+	_, unknownErr := user.CallTool(ctx, "no-such-tool", nil)
+	if err == nil || unknownErr == nil || strings.ReplaceAll(err.Error(), "admin", "X") != strings.ReplaceAll(unknownErr.Error(), "no-such-tool", "X") {
+		t.Fatalf("a hidden tool must look unknown: %v vs %v", err, unknownErr)
+	}
+	admin := NewClient(s)
+	admin.Principal = Principal{Subject: "a", Scopes: []string{"admin"}}
+	if tools, _ := admin.ListTools(ctx); len(tools) != 3 {
+		t.Fatalf("an admin sees %d tools", len(tools))
+	}
+	if r, err := admin.CallTool(ctx, "admin", nil); err != nil || r.IsError {
+		t.Fatalf("admin call: %v", err)
+	}
+}
+
+func slicesContains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

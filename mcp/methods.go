@@ -142,7 +142,11 @@ func (s *Server) handleDiscover(ctx context.Context, c *call) ([]byte, *Error) {
 }
 
 func (s *Server) handleToolsList(ctx context.Context, c *call) ([]byte, *Error) {
-	return s.tools.current(&s.mu).listPage(s, "tools", c.params.Cursor)
+	snap := s.tools.current(&s.mu)
+	if f := s.opts.ToolFilter; f != nil {
+		return snap.filteredPage(s, "tools", c.params.Cursor, func(e *toolEntry) bool { return f(ctx, c.req.Principal, &e.tool) })
+	}
+	return snap.listPage(s, "tools", c.params.Cursor)
 }
 
 func (s *Server) handlePromptsList(ctx context.Context, c *call) ([]byte, *Error) {
@@ -163,7 +167,7 @@ func (s *Server) handleToolsCall(ctx context.Context, c *call) ([]byte, *Error) 
 	}
 	name := *c.params.Name
 	e := s.lookupTool(name)
-	if e == nil {
+	if e == nil || (s.opts.ToolFilter != nil && !s.opts.ToolFilter(ctx, c.req.Principal, &e.tool)) {
 		return nil, ErrInvalidParams("Unknown tool: %s", name)
 	}
 	args := c.params.Arguments

@@ -111,6 +111,36 @@ func (s *snapshot[T]) listPage(srv *Server, field string, cursor *string) ([]byt
 	return s.encodePage(srv, field, start), nil
 }
 
+// filteredPage is listPage over the items keep admits, encoded per request
+// and marked private: what it lists depends on the caller.
+func (s *snapshot[T]) filteredPage(srv *Server, field string, cursor *string, keep func(*T) bool) ([]byte, *Error) {
+	var visible []*item[T]
+	for _, it := range s.list {
+		if keep(it.val) {
+			visible = append(visible, it)
+		}
+	}
+	start := 0
+	if cursor != nil {
+		key, err := base64.RawURLEncoding.DecodeString(*cursor)
+		if err != nil {
+			return nil, ErrInvalidParams("Invalid cursor")
+		}
+		start = -1
+		for i, it := range visible {
+			if it.key == string(key) {
+				start = i
+				break
+			}
+		}
+		if start < 0 {
+			return nil, ErrInvalidParams("Invalid cursor")
+		}
+	}
+	sub := &snapshot[T]{list: visible}
+	return sub.encodePageScope(srv, field, start, CachePrivate), nil
+}
+
 func (s *snapshot[T]) encodePages(srv *Server, field string) [][]byte {
 	n := (len(s.list) + srv.opts.PageSize - 1) / srv.opts.PageSize
 	if n == 0 {
@@ -124,6 +154,10 @@ func (s *snapshot[T]) encodePages(srv *Server, field string) [][]byte {
 }
 
 func (s *snapshot[T]) encodePage(srv *Server, field string, start int) []byte {
+	return s.encodePageScope(srv, field, start, srv.opts.CacheScope)
+}
+
+func (s *snapshot[T]) encodePageScope(srv *Server, field string, start int, scope string) []byte {
 	end := min(start+srv.opts.PageSize, len(s.list))
 	start = min(start, end)
 	size := 128 + len(srv.infoMeta)
@@ -149,7 +183,7 @@ func (s *snapshot[T]) encodePage(srv *Server, field string, start int) []byte {
 	b = append(b, `,"ttlMs":`...)
 	b = strconv.AppendInt(b, ttlMs(srv.opts.ListTTL), 10)
 	b = append(b, `,"cacheScope":"`...)
-	b = append(b, srv.opts.CacheScope...)
+	b = append(b, scope...)
 	b = append(b, `","_meta":`...)
 	b = append(b, srv.infoMeta...)
 	return append(b, '}')

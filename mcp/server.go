@@ -39,6 +39,12 @@ type ServerOptions struct {
 	KeepAlive time.Duration
 	// Logger receives server diagnostics (default slog.Default()).
 	Logger *slog.Logger
+	// ToolFilter, when set, decides which tools a caller sees: tools/list
+	// then lists only those (with cacheScope "private") and a call of any
+	// other is answered exactly like a call of an unknown tool. It must
+	// depend only on the caller (for example its scopes), never on earlier
+	// requests.
+	ToolFilter func(ctx context.Context, p Principal, tool *Tool) bool
 }
 
 // StateCodec seals the state of a paused request into the opaque
