@@ -11,10 +11,15 @@ import (
 
 // Benchmarks over corpus documents (MCPGATE_CORPUS, see corpusDir):
 //
-//	go test -run '^$' -bench 'ToolsList|KinLoadFromData' -benchtime 3x ./openapi/
+//	MCPGATE_CORPUS=DIR go test -run '^$' -bench 'ToolsList|KinLoadFromData' -benchtime 3x -benchmem ./openapi/
 //
 // BenchmarkToolsList measures file → encoded tools/list; BenchmarkKinLoadFromData
-// is kin-openapi's own LoadFromData on the same bytes, for the ratio.
+// is kin-openapi's own LoadFromData on the same bytes, for the ratio. Peak RSS
+// of one GitHub run:
+//
+//	go test -c -o /tmp/openapi.test ./openapi/ && cd openapi &&
+//	MCPGATE_CORPUS=DIR /usr/bin/time -v /tmp/openapi.test -test.run '^$' \
+//	    -test.bench 'ToolsList/api.github' -test.benchtime 1x
 
 var benchDocs = []string{"github/api.github.com.json", "apis-guru/microsoft.com-graph.json"}
 
