@@ -188,8 +188,16 @@ type RecoverStats struct {
 // cancelled; a never-started task, or one whose handler is idempotent, is
 // queued to run again (it needs Run active to proceed); any other is failed
 // with [MsgInterrupted]; a task of an unknown tool fails with [MsgNoHandler].
-// Each takeover is a fenced claim, so two recoverers never both act.
+// Each takeover is a fenced claim, so two recoverers never both act. One
+// pass looks at up to ScanBatch tasks, oldest first; it blocks while the
+// backlog is full, so call it while Run is active.
 func (r *Runner) Recover(ctx context.Context, asOf time.Time) (RecoverStats, error) {
+	return r.recover(ctx, asOf, true)
+}
+
+// recover is Recover; with block false a full backlog ends the pass (the
+// rest waits for the next scan) instead of waiting for workers.
+func (r *Runner) recover(ctx context.Context, asOf time.Time, block bool) (RecoverStats, error) {
 	var st RecoverStats
 	orphans, err := r.m.Orphans(ctx, asOf, r.cfg.ScanBatch)
 	if err != nil {
@@ -198,8 +206,18 @@ func (r *Runner) Recover(ctx context.Context, asOf time.Time) (RecoverStats, err
 	for _, o := range orphans {
 		h, known := r.handlers[o.ToolName]
 		if known && !o.CancelRequested && (o.LeaseToken == 0 || h.Idempotent) {
+			j := job{id: o.ID, token: o.LeaseToken, asOf: asOf}
+			if !block {
+				select {
+				case r.queue <- j:
+					st.Requeued++
+					continue
+				default:
+					return st, nil
+				}
+			}
 			select {
-			case r.queue <- job{id: o.ID, token: o.LeaseToken, asOf: asOf}:
+			case r.queue <- j:
 				st.Requeued++
 			case <-ctx.Done():
 				return st, context.Cause(ctx)
@@ -264,7 +282,9 @@ func (r *Runner) Run(ctx context.Context) error {
 	}
 	wg.Go(func() {
 		if r.cfg.TakeOverAtStart {
-			r.scan(ctx, farFuture)
+			// Every lease belongs to a dead process: take them all over,
+			// waiting for workers as needed.
+			r.scan(ctx, farFuture, true)
 		}
 		tick := time.NewTicker(r.cfg.Scan)
 		defer tick.Stop()
@@ -273,7 +293,7 @@ func (r *Runner) Run(ctx context.Context) error {
 			case <-ctx.Done():
 				return
 			case <-tick.C:
-				r.scan(ctx, time.Now())
+				r.scan(ctx, time.Now(), false)
 			}
 		}
 	})
@@ -283,8 +303,8 @@ func (r *Runner) Run(ctx context.Context) error {
 	return nil
 }
 
-func (r *Runner) scan(ctx context.Context, asOf time.Time) {
-	if _, err := r.Recover(ctx, asOf); err != nil && ctx.Err() == nil {
+func (r *Runner) scan(ctx context.Context, asOf time.Time, block bool) {
+	if _, err := r.recover(ctx, asOf, block); err != nil && ctx.Err() == nil {
 		r.cfg.Logger.Error("tasks: recovery scan failed", "err", err)
 	}
 	if _, err := r.m.Sweep(ctx, time.Now()); err != nil && ctx.Err() == nil {

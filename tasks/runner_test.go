@@ -270,9 +270,13 @@ func TestRunnerBoundedConcurrency(t *testing.T) {
 					break
 				}
 			}
-			<-release
-			running.Add(-1)
-			return json.RawMessage(`{}`), nil
+			defer running.Add(-1)
+			select {
+			case <-release:
+				return json.RawMessage(`{}`), nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
 		}))
 		g.start()
 		var ids []string
@@ -482,5 +486,43 @@ func TestRunnerSweepsExpiredTasks(t *testing.T) {
 			t.Fatalf("%d tasks stored, want 1", g.m.Len())
 		}
 		g.await(keep.ID, tasks.Completed)
+	})
+}
+
+func TestRunnerScanDoesNotWaitForBusyWorkers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newRig(t, false, tasks.RunnerConfig{Concurrency: 1, Queue: 1, Scan: 10 * time.Second})
+		release := make(chan struct{})
+		g.r.Handle("block", handler(func(ctx context.Context, x *tasks.Exec) (json.RawMessage, error) {
+			select {
+			case <-release:
+				return json.RawMessage(`{}`), nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}))
+		g.r.Handle("x", handler(func(context.Context, *tasks.Exec) (json.RawMessage, error) { return json.RawMessage(`{}`), nil }))
+		g.start()
+		blocker := g.submit("block", `{}`)
+		synctest.Wait()
+		var rest []string
+		for range 3 { // one fits the backlog, two wait in the store
+			rest = append(rest, g.submit("x", `{}`).ID)
+		}
+		short, err := g.r.Submit(context.Background(), tasks.NewTask{Owner: owner, ToolName: "x", TTL: time.Minute})
+		must(t, err)
+		time.Sleep(2 * time.Minute)
+		synctest.Wait()
+		if _, err := g.m.Get(context.Background(), owner, short.ID); !errors.Is(err, tasks.ErrNotFound) {
+			t.Fatalf("expired task: %v", err)
+		}
+		if g.m.Len() != 4 {
+			t.Fatalf("sweep did not run while workers were busy: %d tasks stored", g.m.Len())
+		}
+		close(release)
+		g.await(blocker.ID, tasks.Completed)
+		for _, id := range rest {
+			g.await(id, tasks.Completed)
+		}
 	})
 }
