@@ -65,6 +65,17 @@ func validID(id string) bool {
 	return id != "" && len(id) <= 1024 && utf8.ValidString(id) && !strings.ContainsRune(id, 0)
 }
 
+// storable reports whether PostgreSQL can store every s as text (valid
+// UTF-8 without NUL).
+func storable(ss ...string) bool {
+	for _, s := range ss {
+		if !utf8.ValidString(s) || strings.ContainsRune(s, 0) {
+			return false
+		}
+	}
+	return true
+}
+
 func nanos(t time.Time) int64 {
 	if t.IsZero() {
 		return 0
@@ -152,6 +163,9 @@ func (m *Manager) Create(ctx context.Context, nt tasks.NewTask) (tasks.Task, err
 	if err != nil {
 		return tasks.Task{}, fmt.Errorf("create task: %w", err)
 	}
+	if !storable(t.Owner.Subject, t.Owner.Tenant, t.ToolName, t.StatusMessage) {
+		return tasks.Task{}, fmt.Errorf("create task: %w: text must be valid UTF-8 without NUL", tasks.ErrInvalid)
+	}
 	var expires *int64
 	if e := t.ExpiresAt(); !e.IsZero() {
 		n := e.UnixNano()
@@ -231,6 +245,9 @@ func (m *Manager) mutate(ctx context.Context, id string, owner *tasks.Principal,
 		}
 		if t.Version == prev {
 			return t, nil
+		}
+		if !storable(t.StatusMessage, t.LeaseOwner) {
+			return tasks.Task{}, fmt.Errorf("%w: text must be valid UTF-8 without NUL", tasks.ErrInvalid)
 		}
 		reqs, err := encodeMap(t.InputRequests)
 		if err != nil {

@@ -471,3 +471,36 @@ func TestSchemasAreIsolated(t *testing.T) {
 		t.Fatalf("params not byte-identical: %s %v", got.Params, err)
 	}
 }
+
+// TestUnstorableTextIsInvalid: text PostgreSQL cannot store (NUL, invalid
+// UTF-8) is refused as ErrInvalid and changes nothing.
+func TestUnstorableTextIsInvalid(t *testing.T) {
+	m := open(t, newSchema(t), postgres.Options{})
+	ctx := t.Context()
+	for _, nt := range []tasks.NewTask{
+		{Owner: tasks.Principal{Subject: "a\x00b"}, ToolName: "x"},
+		{Owner: owner, ToolName: "x\xff"},
+		{Owner: owner, ToolName: "x", StatusMessage: "nul\x00"},
+	} {
+		if _, err := m.Create(ctx, nt); !errors.Is(err, tasks.ErrInvalid) {
+			t.Errorf("Create(%+v): %v, want ErrInvalid", nt, err)
+		}
+	}
+	tk, err := m.Create(ctx, tasks.NewTask{Owner: owner, ToolName: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Claim(ctx, tasks.Claim{TaskID: tk.ID, Owner: "w\x00", For: time.Minute}); !errors.Is(err, tasks.ErrInvalid) {
+		t.Fatalf("claim by an unstorable owner: %v", err)
+	}
+	c, err := m.Claim(ctx, tasks.Claim{TaskID: tk.ID, Owner: "w", For: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.SetStatusMessage(ctx, c.Lease(), "\xff"); !errors.Is(err, tasks.ErrInvalid) {
+		t.Fatalf("unstorable status message: %v", err)
+	}
+	if got, err := m.Get(ctx, owner, tk.ID); err != nil || got.Version != c.Version {
+		t.Fatalf("refused writes changed the task: %+v %v", got, err)
+	}
+}
