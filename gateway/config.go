@@ -38,6 +38,9 @@ type Config struct {
 	// first). Empty: MCPGATE_STATE_KEYS, else a random key (state then dies
 	// with the process and cannot cross replicas).
 	StateKeys string `yaml:"state_keys"`
+	// Auth makes the gateway an OAuth resource server (mode "oauth"): every
+	// request needs a valid access token issued for Auth.Resource.
+	Auth AuthConfig `yaml:"auth"`
 	// Credentials says how calls authenticate to the upstream.
 	Credentials Credentials `yaml:"credentials"`
 	// UpstreamTimeout bounds one upstream call (default 30 s).
@@ -64,16 +67,66 @@ type Config struct {
 	Tools ToolsConfig `yaml:"tools"`
 }
 
+// AuthConfig configures OAuth resource-server mode.
+type AuthConfig struct {
+	// Mode is "none" (default: the bearer is not validated here, the
+	// upstream decides) or "oauth".
+	Mode string `yaml:"mode"`
+	// Issuer is the authorization server; Resource this server's canonical
+	// URL (tokens must name it in aud), e.g. https://mcp.example.com/mcp.
+	Issuer   string `yaml:"issuer"`
+	Resource string `yaml:"resource"`
+	// Audiences are further accepted aud values.
+	Audiences []string `yaml:"audiences"`
+	// JWKSURL overrides the issuer's jwks_uri.
+	JWKSURL string `yaml:"jwks_url"`
+	// RequiredScopes are needed for every request (403 insufficient_scope).
+	RequiredScopes []string `yaml:"required_scopes"`
+	// TenantClaim names the claim that becomes the tenant (e.g. "tid").
+	TenantClaim string `yaml:"tenant_claim"`
+	// Introspection validates opaque tokens (RFC 7662).
+	Introspection *Introspection `yaml:"introspection"`
+	// ToolScopes overrides the scopes a tool needs (default: the oauth2 /
+	// openIdConnect scopes of the operation's security requirements). A
+	// caller sees and may call only the tools its scopes allow.
+	ToolScopes map[string][]string `yaml:"tool_scopes"`
+}
+
+// Introspection is an RFC 7662 endpoint and this server's client
+// credentials for it.
+type Introspection struct {
+	Endpoint     string `yaml:"endpoint"`
+	ClientID     string `yaml:"client_id"`
+	ClientSecret string `yaml:"client_secret"`
+}
+
 // Credentials configure the upstream authentication.
 type Credentials struct {
 	// Mode is "passthrough" (default: the caller's Authorization bearer is
-	// forwarded, to the upstream origin only), "static" (secrets per OpenAPI
+	// forwarded, to the upstream origin only; with auth mode oauth only when
+	// the token's audience covers the upstream), "exchange" (RFC 8693: the
+	// caller's token is exchanged at the authorization server for one issued
+	// to the upstream; needs auth mode oauth), "static" (secrets per OpenAPI
 	// security scheme from Static or MCPGATE_SECRET_<SCHEME>) or "none".
 	Mode string `yaml:"mode"`
+	// UpstreamAudiences are aud values that count as the upstream for
+	// passthrough (besides its URL and origin).
+	UpstreamAudiences []string `yaml:"upstream_audiences"`
+	// Exchange configures token exchange.
+	Exchange Exchange `yaml:"exchange"`
 	// Static maps a security scheme name to its secret; a value "env:NAME"
 	// is read from the environment variable NAME. Basic auth takes
 	// "user:password".
 	Static map[string]string `yaml:"static"`
+}
+
+// Exchange configures RFC 8693 token exchange.
+type Exchange struct {
+	TokenEndpoint string `yaml:"token_endpoint"` // default: the issuer's
+	ClientID      string `yaml:"client_id"`
+	ClientSecret  string `yaml:"client_secret"` // or env:NAME
+	Audience      string `yaml:"audience"`      // default: the upstream URL
+	Scope         string `yaml:"scope"`
 }
 
 // LogConfig configures logging.
@@ -146,6 +199,9 @@ func (c *Config) ApplyEnv(lookup func(string) (string, bool)) error {
 	str("STATE_KEYS", &c.StateKeys)
 	str("CREDENTIALS", &c.Credentials.Mode)
 	str("CONFIRM", &c.Confirm)
+	str("AUTH", &c.Auth.Mode)
+	str("ISSUER", &c.Auth.Issuer)
+	str("RESOURCE", &c.Auth.Resource)
 	str("LOG_LEVEL", &c.Log.Level)
 	str("LOG_FORMAT", &c.Log.Format)
 	if v, ok := lookup(EnvPrefix + "DEMO"); ok && v != "" {
@@ -200,8 +256,22 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	switch c.Credentials.Mode {
 	case "passthrough", "static", "none":
+	case "exchange":
+		if c.Auth.Mode != "oauth" {
+			return c, errors.New("credentials mode exchange needs auth mode oauth (a validated token to exchange)")
+		}
 	default:
-		return c, fmt.Errorf("credentials mode %q: must be passthrough, static or none", c.Credentials.Mode)
+		return c, fmt.Errorf("credentials mode %q: must be passthrough, exchange, static or none", c.Credentials.Mode)
+	}
+	switch c.Auth.Mode {
+	case "", "none":
+		c.Auth.Mode = "none"
+	case "oauth":
+		if c.Auth.Issuer == "" || c.Auth.Resource == "" {
+			return c, errors.New("auth mode oauth needs an issuer (--issuer) and this server's resource URL (--resource)")
+		}
+	default:
+		return c, fmt.Errorf("auth mode %q: must be none or oauth", c.Auth.Mode)
 	}
 	switch c.Confirm {
 	case "":

@@ -50,6 +50,7 @@ type Gateway struct {
 	server *mcp.Server
 	proxy  *proxy.Proxy
 	result *openapi.Result
+	oauth  *oauth // nil unless auth mode oauth
 
 	store     tasks.Manager
 	closeDB   func() error
@@ -114,11 +115,20 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (g *Gateway, err 
 	if err != nil {
 		return nil, err
 	}
-	g.server = mcp.NewServer(mcp.Implementation{Name: "mcpgate", Version: Version, Title: "mcpgate: " + res.Title}, &mcp.ServerOptions{
+	if g.oauth, err = g.setupOAuth(ctx, res, base); err != nil {
+		return nil, err
+	}
+	opts := &mcp.ServerOptions{
 		Instructions: instructions(res, g.cfg.Upstream),
 		StateCodec:   codec,
 		Logger:       logger,
-	})
+	}
+	if o := g.oauth; o != nil {
+		// A caller sees and may call only the tools its scopes allow.
+		opts.ToolFilter = func(_ context.Context, p mcp.Principal, t *mcp.Tool) bool { return o.allows(p, t.Name) }
+		opts.CacheScope = mcp.CachePrivate
+	}
+	g.server = mcp.NewServer(mcp.Implementation{Name: "mcpgate", Version: Version, Title: "mcpgate: " + res.Title}, opts)
 	if err := g.openStore(ctx); err != nil {
 		return nil, err
 	}
@@ -253,7 +263,7 @@ func (g *Gateway) addTools() error {
 			}
 			err = g.server.AddTaskTool(tt)
 		} else {
-			h := g.proxy.Handler(ep)
+			h := g.oauth.bind(g.proxy.Handler(ep))
 			if g.needsConfirm(t) {
 				h = confirmFirst(t, h)
 			}
@@ -302,7 +312,16 @@ func (g *Gateway) Handler() http.Handler {
 		AllowedHosts: g.cfg.AllowedHosts, AllowedOrigins: g.cfg.AllowedOrigins,
 		Legacy: mcp.LegacyOptions{Disable: g.cfg.DisableLegacy},
 	})
-	mux.Handle(g.cfg.Path, g.bearerPrincipal(mcpHandler))
+	if g.oauth != nil {
+		h, err := g.oauth.wrap(mux, g.cfg.Path, g.rememberTaskCredential(mcpHandler))
+		if err != nil {
+			g.logger.Error("auth: cannot serve the protected resource metadata", "err", err)
+			h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "misconfigured", http.StatusInternalServerError) })
+		}
+		mux.Handle(g.cfg.Path, h)
+	} else {
+		mux.Handle(g.cfg.Path, g.bearerPrincipal(mcpHandler))
+	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"status":"ok","tools":%d}`, len(g.result.Tools))
@@ -362,6 +381,23 @@ func (g *Gateway) Close() error {
 		g.demoStop()
 	}
 	return errors.Join(errs...)
+}
+
+// rememberTaskCredential (auth mode oauth) keeps, in memory, the credential a
+// caller's tool calls forward upstream, so that task workers can use it.
+func (g *Gateway) rememberTaskCredential(next http.Handler) http.Handler {
+	if len(g.cfg.Tools.Tasks) == 0 || g.oauth.forwarding == nil {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get(mcp.HeaderMethod) == "tools/call" {
+			if ctx, err := g.oauth.forwarding.Bind(r.Context()); err == nil {
+				p := mcp.PrincipalFrom(ctx)
+				g.taskCreds.put(p.Subject, p.Credential)
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // bearerPrincipal makes the caller's bearer token the request's principal:

@@ -27,7 +27,16 @@ const (
 func (g *Gateway) taskRun(ep *proxy.Endpoint) func(ctx context.Context, req *mcp.TaskRequest) (*mcp.CallToolResult, error) {
 	return func(ctx context.Context, req *mcp.TaskRequest) (*mcp.CallToolResult, error) {
 		p := req.Principal
-		if p.Credential == "" {
+		if req.TaskID == "" && g.oauth != nil && g.oauth.forwarding != nil {
+			// Run inline: the request's own validated token is in ctx.
+			bound, err := g.oauth.forwarding.Bind(ctx)
+			if err != nil {
+				return mcp.ToolError("Could not obtain a credential for the API: " + err.Error()), nil
+			}
+			p = mcp.PrincipalFrom(bound)
+		} else if req.TaskID != "" || p.Credential == "" {
+			// In a worker: the credential remembered for this caller
+			// (already checked or exchanged for the upstream).
 			p.Credential = g.taskCreds.get(p.Subject)
 		}
 		if p.Credential == "" && g.cfg.Credentials.Mode == "passthrough" && p.Subject != "" {

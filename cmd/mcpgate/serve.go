@@ -21,12 +21,14 @@ type serveFlags struct {
 	hosts  string
 	origin string
 	tasks  string
+	scopes string
 }
 
 const serveEnvHelp = `Configuration, lowest precedence first: the YAML file given by --config,
 MCPGATE_* environment variables, then flags. Environment variables:
   MCPGATE_SPEC, MCPGATE_UPSTREAM, MCPGATE_DEMO, MCPGATE_ADDR, MCPGATE_PATH,
-  MCPGATE_STORE, MCPGATE_CREDENTIALS, MCPGATE_CONFIRM, MCPGATE_UPSTREAM_TIMEOUT,
+  MCPGATE_STORE, MCPGATE_CREDENTIALS, MCPGATE_CONFIRM, MCPGATE_AUTH,
+  MCPGATE_ISSUER, MCPGATE_RESOURCE, MCPGATE_UPSTREAM_TIMEOUT,
   MCPGATE_ALLOWED_HOSTS, MCPGATE_ALLOWED_ORIGINS (comma-separated),
   MCPGATE_LOG_LEVEL, MCPGATE_LOG_FORMAT,
   MCPGATE_STATE_KEYS      requestState key ring "kid:BASE64KEY,..." (newest first;
@@ -37,7 +39,12 @@ MCPGATE_* environment variables, then flags. Environment variables:
 
 Credentials (--credentials):
   passthrough  forward the caller's "Authorization: Bearer" to the upstream origin
-               only (never to another host, redirects included; never logged)
+               only (never to another host, redirects included; never logged);
+               with --auth oauth only when the token's audience covers the
+               upstream (checked on every call)
+  exchange     with --auth oauth: exchange the caller's token (RFC 8693) at the
+               authorization server for one issued to the upstream (cached until
+               shortly before it expires); configure credentials.exchange
   static       fill each operation's OpenAPI security scheme (apiKey in header,
                query or cookie; http basic "user:pass"; bearer) from config
                (credentials.static) or MCPGATE_SECRET_<SCHEME>
@@ -49,12 +56,17 @@ func (f *serveFlags) register(fs *flag.FlagSet, withHTTP bool) {
 	fs.StringVar(&f.cfg.Upstream, "upstream", "", "base URL of the API the tools call, e.g. https://api.example.com/v1")
 	fs.BoolVar(&f.cfg.Demo, "demo", false, "serve the built-in demo API (no --spec or --upstream needed)")
 	fs.StringVar(&f.cfg.Store, "store", "", `task store: "sqlite:PATH" (default ~/.local/state/mcpgate/mcpgate.db) or "memory" (dev only)`)
-	fs.StringVar(&f.cfg.Credentials.Mode, "credentials", "", "upstream credentials: passthrough (default), static or none")
+	fs.StringVar(&f.cfg.Credentials.Mode, "credentials", "", "upstream credentials: passthrough (default), exchange (needs --auth oauth), static or none")
 	fs.DurationVar(&f.cfg.UpstreamTimeout, "upstream-timeout", 0, "bound on one upstream call (default 30s)")
 	fs.Int64Var(&f.cfg.MaxResponseBytes, "max-response-bytes", 0, "cap on an upstream response (default 1 MiB)")
 	fs.StringVar(&f.tasks, "task-operations", "", "operations (operationId or \"METHOD /path\", comma-separated) served as durable tasks")
 	fs.StringVar(&f.cfg.Confirm, "confirm", "", "calls the user confirms first when the client supports elicitation: destructive (default), writes or none")
 	fs.BoolVar(&f.cfg.SkipOutputCheck, "skip-output-check", false, "do not validate upstream JSON against the tools' outputSchema")
+	fs.StringVar(&f.cfg.Auth.Mode, "auth", "", `"oauth": validate every request's bearer JWT (or introspect it) as an OAuth resource server; default "none"`)
+	fs.StringVar(&f.cfg.Auth.Issuer, "issuer", "", "with --auth oauth: the authorization server's issuer URL")
+	fs.StringVar(&f.cfg.Auth.Resource, "resource", "", "with --auth oauth: this server's canonical URL (tokens must be issued for it), e.g. https://mcp.example.com/mcp")
+	fs.StringVar(&f.cfg.Auth.JWKSURL, "jwks-url", "", "with --auth oauth: the JWK Set URL (default: from the issuer's metadata)")
+	fs.StringVar(&f.scopes, "required-scopes", "", "with --auth oauth: scopes every request needs, comma-separated")
 	fs.StringVar(&f.cfg.Log.Level, "log-level", "", "debug, info (default), warn or error")
 	fs.StringVar(&f.cfg.Log.Format, "log-format", "", "text (default) or json")
 	if withHTTP {
@@ -97,6 +109,16 @@ func (f *serveFlags) resolve(fs *flag.FlagSet) (gateway.Config, error) {
 			cfg.MaxResponseBytes = f.cfg.MaxResponseBytes
 		case "task-operations":
 			cfg.Tools.Tasks = splitList(f.tasks)
+		case "auth":
+			cfg.Auth.Mode = f.cfg.Auth.Mode
+		case "issuer":
+			cfg.Auth.Issuer = f.cfg.Auth.Issuer
+		case "resource":
+			cfg.Auth.Resource = f.cfg.Auth.Resource
+		case "jwks-url":
+			cfg.Auth.JWKSURL = f.cfg.Auth.JWKSURL
+		case "required-scopes":
+			cfg.Auth.RequiredScopes = splitList(f.scopes)
 		case "confirm":
 			cfg.Confirm = f.cfg.Confirm
 		case "skip-output-check":
