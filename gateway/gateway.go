@@ -316,7 +316,9 @@ func (g *Gateway) Handler() http.Handler {
 		h, err := g.oauth.wrap(mux, g.cfg.Path, g.rememberTaskCredential(mcpHandler))
 		if err != nil {
 			g.logger.Error("auth: cannot serve the protected resource metadata", "err", err)
-			h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "misconfigured", http.StatusInternalServerError) })
+			h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				http.Error(w, "misconfigured", http.StatusInternalServerError)
+			})
 		}
 		mux.Handle(g.cfg.Path, h)
 	} else {
