@@ -63,7 +63,9 @@ type RunnerConfig struct {
 	Publisher Publisher
 	// Owner names this worker in leases; default a fresh random id.
 	Owner string
-	// Concurrency is the most handlers running at once (default 4).
+	// Concurrency is the most handlers running at once (default 4). A
+	// handler waiting for input in Exec.RequireInput gives its slot up until
+	// the answers are in, so waiting tasks do not starve the others.
 	Concurrency int
 	// Queue is the in-memory backlog of submitted tasks (default
 	// 16*Concurrency). Tasks that do not fit stay in the store and are picked
@@ -72,8 +74,9 @@ type RunnerConfig struct {
 	// Lease is the lease duration (default 30s); Heartbeat renews it (default
 	// Lease/3).
 	Lease, Heartbeat time.Duration
-	// Poll is how often a handler waiting for input re-reads its task
-	// (default 1s).
+	// Poll is how often a handler waiting for input re-reads its task when
+	// there is no Publisher (default 1s); with one, wake-ups replace polling
+	// and the heartbeat is the fallback.
 	Poll time.Duration
 	// Scan is how often lapsed leases are recovered and expired tasks swept
 	// (default 10s); ScanBatch bounds one recovery pass (default 1000).
@@ -95,6 +98,7 @@ type Runner struct {
 	m        Manager
 	handlers map[string]Handler
 	queue    chan job
+	slots    chan struct{} // one token per running (not waiting) handler
 
 	mu      sync.Mutex
 	running map[string]*Exec
@@ -143,6 +147,7 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 		m:        cfg.Manager,
 		handlers: make(map[string]Handler),
 		queue:    make(chan job, cfg.Queue),
+		slots:    make(chan struct{}, cfg.Concurrency),
 		running:  make(map[string]*Exec),
 	}, nil
 }
@@ -254,18 +259,22 @@ func (r *Runner) recover(ctx context.Context, asOf time.Time, block bool) (Recov
 func (r *Runner) Run(ctx context.Context) error {
 	base, stop := context.WithCancelCause(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
-	for range r.cfg.Concurrency {
-		wg.Go(func() {
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case j := <-r.queue:
-					r.runJob(ctx, base, j)
-				}
+	wg.Go(func() { // dispatcher: take a job, then wait for a free slot
+		for {
+			var j job
+			select {
+			case <-ctx.Done():
+				return
+			case j = <-r.queue:
 			}
-		})
-	}
+			select {
+			case <-ctx.Done():
+				return // the job's task stays in the store for recovery
+			case r.slots <- struct{}{}:
+				wg.Go(func() { r.runJob(ctx, base, j) })
+			}
+		}
+	})
 	if r.cfg.Publisher != nil {
 		ch, cancel := r.cfg.Publisher.Subscribe(ctx)
 		defer cancel()
@@ -317,8 +326,16 @@ func internalError(msg string) json.RawMessage {
 	return b
 }
 
-// runJob claims and runs one task; ctx stops claiming, base stops handlers.
+// runJob claims and runs one task while holding a slot, which it frees at
+// the end (unless the handler gave it up while waiting and could not get it
+// back); ctx stops claiming, base stops handlers.
 func (r *Runner) runJob(ctx, base context.Context, j job) {
+	holding := true
+	defer func() {
+		if holding {
+			<-r.slots
+		}
+	}()
 	t, err := r.m.Claim(ctx, Claim{TaskID: j.id, Owner: r.cfg.Owner, Token: j.token, AsOf: j.asOf, For: r.cfg.Lease})
 	if err != nil {
 		return // taken, finished or gone
@@ -328,7 +345,7 @@ func (r *Runner) runJob(ctx, base context.Context, j job) {
 		r.finish(t.Lease(), Failed, internalError("No handler for tool"), MsgNoHandler)
 		return
 	}
-	r.execute(base, t, h)
+	holding = r.execute(base, t, h)
 }
 
 // finish records a terminal state with a context that outlives shutdown.
@@ -346,7 +363,9 @@ var farFuture = time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC)
 
 var errLeaseLost = fmt.Errorf("tasks: worker %w", ErrLeaseLost)
 
-func (r *Runner) execute(base context.Context, t Task, h Handler) {
+// execute runs the handler and records the outcome. It reports whether the
+// run still holds its slot.
+func (r *Runner) execute(base context.Context, t Task, h Handler) (holding bool) {
 	ctx, cancel := context.WithCancelCause(base)
 	defer cancel(nil)
 	if h.Timeout > 0 {
@@ -354,7 +373,8 @@ func (r *Runner) execute(base context.Context, t Task, h Handler) {
 		ctx, c = context.WithTimeoutCause(ctx, h.Timeout, errTimeout)
 		defer c()
 	}
-	x := &Exec{r: r, task: t, lease: t.Lease(), cancel: cancel, changed: make(chan struct{}), wake: make(chan struct{}, 1)}
+	x := &Exec{r: r, task: t, lease: t.Lease(), cancel: cancel, changed: make(chan struct{}), wake: make(chan struct{}, 1), holding: true}
+	defer func() { holding = x.holding }()
 	x.latest = t.Clone()
 	r.mu.Lock()
 	r.running[t.ID] = x
@@ -414,6 +434,7 @@ func (r *Runner) execute(base context.Context, t Task, h Handler) {
 		r.cfg.Logger.Error("tasks: handler failed", "task", t.ID, "tool", t.ToolName, "err", runErr)
 		r.finish(l, Failed, internalError("Internal error"), "Tool execution failed: Internal error")
 	}
+	return // holding is set by the deferred read of x.holding
 }
 
 // safeRun turns a handler panic into an error.
@@ -426,13 +447,16 @@ func safeRun(ctx context.Context, h Handler, x *Exec) (res json.RawMessage, err 
 	return h.Run(ctx, x)
 }
 
-// Exec is a running task as its handler sees it.
+// Exec is a running task as its handler sees it. Its methods are meant for
+// the handler's own goroutine (one call at a time).
 type Exec struct {
 	r      *Runner
 	task   Task
 	lease  Lease
 	cancel context.CancelCauseFunc
 	wake   chan struct{}
+
+	holding bool // owns a runner slot; only the handler goroutine touches it
 
 	mu        sync.Mutex
 	latest    Task
@@ -478,14 +502,35 @@ func (x *Exec) RequireInput(ctx context.Context, requests map[string]json.RawMes
 			}
 		}
 		if len(out) == len(requests) {
+			if err := x.reacquire(ctx); err != nil {
+				return nil, err
+			}
 			return out, nil
 		}
 		x.setWaiting(true)
+		if x.holding { // waiting is not running: let another task use the slot
+			<-x.r.slots
+			x.holding = false
+		}
 		select {
 		case <-changed:
 		case <-ctx.Done():
 			return nil, context.Cause(ctx)
 		}
+	}
+}
+
+// reacquire takes a runner slot back before the handler resumes work.
+func (x *Exec) reacquire(ctx context.Context) error {
+	if x.holding {
+		return nil
+	}
+	select {
+	case x.r.slots <- struct{}{}:
+		x.holding = true
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
 	}
 }
 
@@ -544,7 +589,7 @@ func (x *Exec) monitor(stop <-chan struct{}) {
 	for {
 		x.mu.Lock()
 		d := cfg.Heartbeat
-		if x.waiting && cfg.Poll < d {
+		if x.waiting && cfg.Publisher == nil && cfg.Poll < d {
 			d = cfg.Poll
 		}
 		x.mu.Unlock()

@@ -526,3 +526,50 @@ func TestRunnerScanDoesNotWaitForBusyWorkers(t *testing.T) {
 		}
 	})
 }
+
+func TestRunnerWaitingForInputFreesItsSlot(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newRig(t, true, tasks.RunnerConfig{Concurrency: 1})
+		var running, peak atomic.Int32
+		track := func() func() {
+			n := running.Add(1)
+			if n > peak.Load() {
+				peak.Store(n)
+			}
+			return func() { running.Add(-1) }
+		}
+		g.r.Handle("ask", handler(func(ctx context.Context, x *tasks.Exec) (json.RawMessage, error) {
+			done := track()
+			got, err := func() (map[string]json.RawMessage, error) {
+				done()
+				defer func() { done = track() }()
+				return x.RequireInput(ctx, map[string]json.RawMessage{"q": json.RawMessage(`{}`)}, "")
+			}()
+			defer done()
+			if err != nil {
+				return nil, err
+			}
+			time.Sleep(time.Second) // work after the answer, holding the slot again
+			return got["q"], nil
+		}))
+		g.r.Handle("plain", handler(func(ctx context.Context, x *tasks.Exec) (json.RawMessage, error) {
+			defer track()()
+			time.Sleep(time.Second)
+			return json.RawMessage(`{}`), nil
+		}))
+		g.start()
+		ask := g.submit("ask", `{}`)
+		g.await(ask.ID, tasks.InputRequired)
+		plain := g.submit("plain", `{}`)
+		g.await(plain.ID, tasks.Completed) // ran while ask waited
+		must(t, g.m.Update(context.Background(), owner, ask.ID, map[string]json.RawMessage{"q": json.RawMessage(`"yes"`)}))
+		other := g.submit("plain", `{}`)
+		if got := g.await(ask.ID, tasks.Completed); string(got.Result) != `"yes"` {
+			t.Fatalf("result %s", got.Result)
+		}
+		g.await(other.ID, tasks.Completed)
+		if peak.Load() != 1 {
+			t.Fatalf("peak %d handlers running with Concurrency 1", peak.Load())
+		}
+	})
+}
