@@ -28,8 +28,11 @@
 //     UPDATE of a completed, failed or cancelled row) and refuses unknown
 //     statuses (CHECK). Every status change is appended to task_transitions,
 //     deleted with its task.
-//   - Create returns after its INSERT committed (synchronous_commit as the
-//     server is configured: on by default, so the commit is on disk).
+//   - Create returns after its INSERT committed. Durability is the server's
+//     synchronous_commit: on by default, so the commit is on disk. A DSN may
+//     lower it per connection (options=-c synchronous_commit=off): creates
+//     then skip the WAL fsync (several times faster here) but a crash of the
+//     database server may lose the last fraction of a second of commits.
 //   - Sweeps never double-run: expired rows are deleted in batches selected
 //     FOR UPDATE SKIP LOCKED, so concurrent sweepers delete disjoint rows and
 //     their counts add up to the number of expired tasks.
