@@ -6,8 +6,8 @@
 // It declares the elicitation capability and accepts every confirmation
 // with {confirm: true}, lists the tools, calls getPet (pet 1) and deletePet
 // (pet 2: the gateway asks for confirmation through elicitation/create on
-// the POST's SSE stream first), then getPet (pet 2) again, and prints one
-// JSON line with what it saw. Any other failure exits 1 with the error on
+// the POST's SSE stream first), getPet (pet 2) again and listCategories, and
+// prints one JSON line with what it saw. Any other failure exits 1 with the error on
 // stderr.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -57,6 +57,15 @@ try {
   const getPet = await client.callTool({ name: "getPet", arguments: { petId: 1 } });
   const deletePet = await client.callTool({ name: "deletePet", arguments: { petId: 2 } });
   const afterDelete = await client.callTool({ name: "getPet", arguments: { petId: 2 } });
+  // listCategories answers a JSON array: 2025-11-25 wants structuredContent
+  // to be an object, and the SDK checks it.
+  let listCategories = null;
+  let listCategoriesError = null;
+  try {
+    listCategories = summary(await client.callTool({ name: "listCategories", arguments: {} }));
+  } catch (err) {
+    listCategoriesError = String(err?.message ?? err).replace(/\s+/g, " ");
+  }
   const out = {
     protocolVersion: transport.protocolVersion ?? null,
     sessionId: transport.sessionId ?? null,
@@ -66,6 +75,8 @@ try {
     getPet: summary(getPet),
     deletePet: summary(deletePet),
     afterDelete: summary(afterDelete),
+    listCategories,
+    listCategoriesError,
     elicitations,
   };
   process.stdout.write(JSON.stringify(out) + "\n");
