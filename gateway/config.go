@@ -163,6 +163,7 @@ type Override struct {
 	IdempotentHint  *bool    `yaml:"idempotent"`
 	OpenWorldHint   *bool    `yaml:"open_world"`
 	RedactResponse  []string `yaml:"redact_response"`
+	Task            bool     `yaml:"task"`
 }
 
 // LoadConfigFile reads a YAML config file; unknown keys are an error that
@@ -328,7 +329,7 @@ func (t ToolsConfig) generateOptions() openapi.GenerateOptions {
 				Name: v.Name, Title: v.Title, Description: v.Description, Hide: v.Hide,
 				ReadOnlyHint: v.ReadOnlyHint, DestructiveHint: v.DestructiveHint,
 				IdempotentHint: v.IdempotentHint, OpenWorldHint: v.OpenWorldHint,
-				RedactResponse: v.RedactResponse,
+				RedactResponse: v.RedactResponse, Task: v.Task,
 			}
 		}
 	}

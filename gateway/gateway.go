@@ -258,9 +258,11 @@ func (g *Gateway) addTools() error {
 		mt := mcpTool(t)
 		if g.isTaskTool(t) {
 			tt := &mcp.TaskTool{Tool: mt, Support: mcp.TaskOptional, Idempotent: !t.Route.Mutating, Run: g.taskRun(ep)}
+			var confirm func(context.Context, *mcp.CallToolRequest) error
 			if g.needsConfirm(t) {
-				tt.Prepare = confirmCheck(t)
+				confirm = confirmCheck(t)
 			}
+			tt.Prepare = g.prepareTask(confirm)
 			err = g.server.AddTaskTool(tt)
 		} else {
 			h := g.oauth.bind(g.proxy.Handler(ep))
@@ -278,7 +280,7 @@ func (g *Gateway) addTools() error {
 }
 
 func (g *Gateway) isTaskTool(t *openapi.Tool) bool {
-	return slices.Contains(g.cfg.Tools.Tasks, t.Route.OperationID) ||
+	return t.Task || slices.Contains(g.cfg.Tools.Tasks, t.Route.OperationID) ||
 		slices.Contains(g.cfg.Tools.Tasks, t.Route.Method+" "+t.Route.DocPath) ||
 		slices.Contains(g.cfg.Tools.Tasks, t.Name)
 }
@@ -313,7 +315,7 @@ func (g *Gateway) Handler() http.Handler {
 		Legacy: mcp.LegacyOptions{Disable: g.cfg.DisableLegacy},
 	})
 	if g.oauth != nil {
-		h, err := g.oauth.wrap(mux, g.cfg.Path, g.rememberTaskCredential(mcpHandler))
+		h, err := g.oauth.wrap(mux, g.cfg.Path, mcpHandler)
 		if err != nil {
 			g.logger.Error("auth: cannot serve the protected resource metadata", "err", err)
 			h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -349,9 +351,7 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 	stop := g.startRunner()
 	defer stop()
 	if tok := os.Getenv(EnvPrefix + "BEARER_TOKEN"); tok != "" {
-		p := principalFor(tok)
-		g.taskCreds.put(p.Subject, tok)
-		ctx = mcp.WithPrincipal(ctx, p)
+		ctx = mcp.WithPrincipal(ctx, principalFor(tok))
 	}
 	defer g.server.Close()
 	return mcp.ServeStdio(ctx, g.server, in, out, nil)
@@ -385,36 +385,13 @@ func (g *Gateway) Close() error {
 	return errors.Join(errs...)
 }
 
-// rememberTaskCredential (auth mode oauth) keeps, in memory, the credential a
-// caller's tool calls forward upstream, so that task workers can use it.
-func (g *Gateway) rememberTaskCredential(next http.Handler) http.Handler {
-	if len(g.cfg.Tools.Tasks) == 0 || g.oauth.forwarding == nil {
-		return next
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get(mcp.HeaderMethod) == "tools/call" {
-			if ctx, err := g.oauth.forwarding.Bind(r.Context()); err == nil {
-				p := mcp.PrincipalFrom(ctx)
-				g.taskCreds.put(p.Subject, p.Credential)
-			}
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
 // bearerPrincipal makes the caller's bearer token the request's principal:
 // the token is the credential forwarded upstream, and a hash of it is the
 // subject that binds sealed state and tasks to this caller.
-// Task workers find the credential again in the in-memory vault.
 func (g *Gateway) bearerPrincipal(next http.Handler) http.Handler {
-	remember := len(g.cfg.Tools.Tasks) > 0
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if tok, ok := bearerToken(r.Header.Get("Authorization")); ok {
-			p := principalFor(tok)
-			if remember {
-				g.taskCreds.put(p.Subject, tok)
-			}
-			r = r.WithContext(mcp.WithPrincipal(r.Context(), p))
+			r = r.WithContext(mcp.WithPrincipal(r.Context(), principalFor(tok)))
 		}
 		next.ServeHTTP(w, r)
 	})

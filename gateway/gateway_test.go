@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpgate/mcpgate/mcp"
 )
@@ -151,5 +152,68 @@ func TestConfigPrecedence(t *testing.T) {
 		if _, err := bad.withDefaults(); err == nil {
 			t.Errorf("config %+v accepted", bad)
 		}
+	}
+}
+
+// TestReportTask: createReport answers 202 + Location; the demo document
+// marks it x-mcp-task, so a client that supports tasks gets a durable task
+// whose worker polls the report until it is done.
+func TestReportTask(t *testing.T) {
+	g := newDemo(t, Config{})
+	ctx := context.Background()
+	c := mcp.NewClient(g.Server())
+	c.Principal = principalFor("demo-token")
+	c.Capabilities.Extensions = map[string]json.RawMessage{mcp.ExtensionTasks: json.RawMessage("{}")}
+	stop := g.startRunner()
+	defer stop()
+	resp, err := c.Do(ctx, "tools/call", map[string]any{"name": "createReport", "arguments": map[string]any{"kind": "inventory"}})
+	if err != nil || resp.Error != nil {
+		t.Fatalf("createReport: %v %+v", err, resp.Error)
+	}
+	var created struct {
+		ResultType string `json:"resultType"`
+		TaskID     string `json:"taskId"`
+		Status     string `json:"status"`
+	}
+	_ = json.Unmarshal(resp.Result, &created)
+	if created.ResultType != mcp.ResultTask || created.TaskID == "" || created.Status != "working" {
+		t.Fatalf("expected a task handle: %s", resp.Result)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		r, err := c.Do(ctx, "tasks/get", map[string]any{"taskId": created.TaskID})
+		if err != nil || r.Error != nil {
+			t.Fatalf("tasks/get: %v %+v", err, r.Error)
+		}
+		var got struct {
+			Status string          `json:"status"`
+			Result json.RawMessage `json:"result"`
+		}
+		_ = json.Unmarshal(r.Result, &got)
+		if got.Status == "completed" {
+			if !strings.Contains(string(got.Result), `done`) {
+				t.Fatalf("the task should end with the finished report: %s", got.Result)
+			}
+			break
+		}
+		if got.Status != "working" || time.Now().After(deadline) {
+			t.Fatalf("task status %q: %s", got.Status, r.Result)
+		}
+		time.Sleep(100 * time.Millisecond) // polling, as a client would
+	}
+	// Another caller cannot see it.
+	other := mcp.NewClient(g.Server())
+	other.Principal = principalFor("someone-else")
+	other.Capabilities = c.Capabilities
+	r, _ := other.Do(ctx, "tasks/get", map[string]any{"taskId": created.TaskID})
+	if r.Error == nil || r.Error.Code != mcp.CodeInvalidParams {
+		t.Fatalf("a foreign task must look unknown: %s %+v", r.Result, r.Error)
+	}
+	// Without the extension the call runs inline and reports where to poll.
+	plain := mcp.NewClient(g.Server())
+	plain.Principal = principalFor("demo-token")
+	res, err := plain.CallTool(ctx, "createReport", map[string]any{"kind": "inventory"})
+	if err != nil || res.IsError || !strings.Contains(text(res), "/reports/") {
+		t.Fatalf("inline createReport: %v %s", err, text(res))
 	}
 }

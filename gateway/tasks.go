@@ -72,6 +72,31 @@ func (g *Gateway) taskRun(ep *proxy.Endpoint) func(ctx context.Context, req *mcp
 	}
 }
 
+// prepareTask runs before a task is created, as the creating caller: it
+// asks for confirmation when the tool needs it, then remembers (in memory
+// only) the credential the task's worker will forward upstream: the
+// caller's own, or with auth mode oauth the one checked or exchanged for
+// the upstream.
+func (g *Gateway) prepareTask(confirm func(context.Context, *mcp.CallToolRequest) error) func(context.Context, *mcp.CallToolRequest) error {
+	return func(ctx context.Context, req *mcp.CallToolRequest) error {
+		if confirm != nil {
+			if err := confirm(ctx, req); err != nil {
+				return err
+			}
+		}
+		p := req.Principal
+		if g.oauth != nil && g.oauth.forwarding != nil {
+			bound, err := g.oauth.forwarding.Bind(ctx)
+			if err != nil {
+				return mcp.NewError(mcp.CodeInvalidParams, "No credential can be forwarded to the API for this token: "+err.Error(), nil)
+			}
+			p = mcp.PrincipalFrom(bound)
+		}
+		g.taskCreds.put(p.Subject, p.Credential)
+		return nil
+	}
+}
+
 // stillRunning reports whether a polled status resource says the operation
 // is not finished: a JSON object whose "status" (or "state") is one of the
 // usual in-progress words.

@@ -251,6 +251,7 @@ func extensionOverride(op *openapi3.Operation, warn func(string)) Override {
 	get("x-mcp-description", &ov.Description)
 	get("x-mcp-hide", &ov.Hide)
 	get("x-mcp-redact-response", &ov.RedactResponse)
+	get("x-mcp-task", &ov.Task)
 	var ann struct {
 		ReadOnlyHint    *bool `json:"readOnlyHint"`
 		DestructiveHint *bool `json:"destructiveHint"`
@@ -267,6 +268,7 @@ func mergeOverride(base, o Override) Override {
 	base.Title = cmp.Or(o.Title, base.Title)
 	base.Description = cmp.Or(o.Description, base.Description)
 	base.Hide = base.Hide || o.Hide
+	base.Task = base.Task || o.Task
 	base.ReadOnlyHint = cmp.Or(o.ReadOnlyHint, base.ReadOnlyHint)
 	base.DestructiveHint = cmp.Or(o.DestructiveHint, base.DestructiveHint)
 	base.IdempotentHint = cmp.Or(o.IdempotentHint, base.IdempotentHint)
@@ -324,6 +326,7 @@ func (g *generator) tool(docPath string, item *openapi3.PathItem, method string,
 	tool.Description = boundText(desc, g.maxDesc)
 	tool.Annotations = annotations(method, tool.Title, ov)
 	tool.RedactResponse = slices.Clone(ov.RedactResponse)
+	tool.Task = ov.Task
 	if len(tool.RedactResponse) > 0 && tool.OutputSchema != nil {
 		narrowed, err := narrowOutputSchema(tool.OutputSchema, tool.RedactResponse)
 		if err != nil {

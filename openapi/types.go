@@ -70,6 +70,9 @@ type Tool struct {
 	// reaches the agent; a segment that lands on an array applies to every
 	// element. Not part of tools/list.
 	RedactResponse []string `json:"redactResponse,omitempty"`
+	// Task marks a long-running operation to serve as a task tool
+	// (x-mcp-task or an override). Not part of tools/list.
+	Task bool `json:"task,omitempty"`
 }
 
 // Annotations are the MCP tool behaviour hints. Every field is always set:
@@ -259,8 +262,8 @@ type GenerateOptions struct {
 // Override changes one operation's tool. Zero fields change nothing.
 // In a document the same fields may be given as operation extensions:
 // x-mcp-name, x-mcp-title, x-mcp-description, x-mcp-hide,
-// x-mcp-annotations (an object with the hint names) and
-// x-mcp-redact-response.
+// x-mcp-annotations (an object with the hint names),
+// x-mcp-redact-response and x-mcp-task.
 type Override struct {
 	Name        string `json:"name,omitempty"`
 	Title       string `json:"title,omitempty"`
@@ -273,4 +276,7 @@ type Override struct {
 	OpenWorldHint   *bool `json:"openWorldHint,omitempty"`
 	// RedactResponse: dotted paths removed from responses.
 	RedactResponse []string `json:"redactResponse,omitempty"`
+	// Task serves the operation as a durable task tool (for long-running
+	// operations, such as those answering 202 Accepted).
+	Task bool `json:"task,omitempty"`
 }
