@@ -34,8 +34,13 @@ func testDSN(t testing.TB) string {
 // that is dropped when the test ends.
 func newSchema(t testing.TB) string {
 	t.Helper()
+	return dropAtEnd(t, "t_"+strings.ToLower(rand.Text()[:16]))
+}
+
+// dropAtEnd drops schema name when the test ends and returns name.
+func dropAtEnd(t testing.TB, name string) string {
+	t.Helper()
 	dsn := testDSN(t)
-	name := "t_" + strings.ToLower(rand.Text()[:16])
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()

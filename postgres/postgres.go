@@ -60,6 +60,8 @@ package postgres
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -70,7 +72,8 @@ import (
 	"github.com/mcpgate/mcpgate/tasks"
 )
 
-// DefaultChannel is the LISTEN/NOTIFY channel task changes are announced on.
+// DefaultChannel is the LISTEN/NOTIFY channel that announces changes of the
+// tasks in the default schema (see Options.Channel).
 const DefaultChannel = "mcpgate_tasks"
 
 // Options configure a [Manager].
@@ -85,8 +88,11 @@ type Options struct {
 	// missing. Empty means the connection's default (the first schema of
 	// its search_path, normally public).
 	Schema string
-	// Channel is the NOTIFY channel for task changes (default
-	// DefaultChannel). Every replica sharing the tables must use the same.
+	// Channel is the NOTIFY channel for task changes. Every replica sharing
+	// the tables must use the same. The default is DefaultChannel, or with a
+	// Schema DefaultChannel+"."+Schema (a hash of the schema name when that
+	// is longer than PostgreSQL's 63-byte limit), so deployments in
+	// different schemas of one database do not hear each other.
 	Channel string
 	// DisableNotify turns the in-transaction NOTIFY off (then a [Publisher]
 	// cannot be built on this manager).
@@ -128,7 +134,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Manager, error) {
 	if !opts.DisableNotify {
 		m.channel = opts.Channel
 		if m.channel == "" {
-			m.channel = DefaultChannel
+			m.channel = defaultChannel(opts.Schema)
 		}
 		if len(m.channel) > 63 || strings.ContainsRune(m.channel, 0) {
 			return nil, fmt.Errorf("postgres: channel %q: at most 63 bytes, no NUL", m.channel)
@@ -143,6 +149,19 @@ func Open(ctx context.Context, dsn string, opts Options) (*Manager, error) {
 		return nil, err
 	}
 	return m, nil
+}
+
+// defaultChannel is the NOTIFY channel of the tables in schema.
+func defaultChannel(schema string) string {
+	if schema == "" {
+		return DefaultChannel
+	}
+	c := DefaultChannel + "." + schema
+	if len(c) > 63 {
+		sum := sha256.Sum256([]byte(schema))
+		c = DefaultChannel + "." + hex.EncodeToString(sum[:16])
+	}
+	return c
 }
 
 // Close closes the connection pool. Publishers and replay caches built on

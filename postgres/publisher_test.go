@@ -250,3 +250,39 @@ func TestPublisherNeedsNotify(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestPublisherChannelPerSchema: by default each schema has its own channel,
+// so a deployment does not hear another's changes.
+func TestPublisherChannelPerSchema(t *testing.T) {
+	a := open(t, newSchema(t), postgres.Options{})
+	b := open(t, newSchema(t), postgres.Options{})
+	if a.Channel() == b.Channel() || !strings.HasPrefix(a.Channel(), postgres.DefaultChannel+".") {
+		t.Fatalf("channels %q and %q", a.Channel(), b.Channel())
+	}
+	_, events, _ := listening(t, a, postgres.PublisherOptions{}, nil)
+	other, err := b.Create(t.Context(), tasks.NewTask{Owner: owner, ToolName: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine, err := a.Create(t.Context(), tasks.NewTask{Owner: owner, ToolName: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := next(t, events, 10*time.Second); got != mine.ID {
+		t.Fatalf("event %q (other schema's task %s), want %q", got, other.ID, mine.ID)
+	}
+	// A schema name too long to append gets a hashed channel that works.
+	long := dropAtEnd(t, "t_"+strings.ToLower(rand.Text()[:16])+strings.Repeat("x", 40))
+	c := open(t, long, postgres.Options{})
+	if n := len(c.Channel()); n > 63 || !strings.HasPrefix(c.Channel(), postgres.DefaultChannel+".") {
+		t.Fatalf("channel %q (%d bytes)", c.Channel(), n)
+	}
+	_, events, _ = listening(t, c, postgres.PublisherOptions{}, nil)
+	tk, err := c.Create(t.Context(), tasks.NewTask{Owner: owner, ToolName: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := next(t, events, 10*time.Second); got != tk.ID {
+		t.Fatalf("event %q, want %q", got, tk.ID)
+	}
+}
