@@ -47,6 +47,7 @@ func BenchmarkCreate(b *testing.B) {
 			m := benchManager(b, sync)
 			ctx := context.Background()
 			b.ReportAllocs()
+			b.SetParallelism(8) // 16 concurrent callers on 2 cores, as under HTTP load
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
 					if _, err := m.Create(ctx, tasks.NewTask{Owner: benchOwner, ToolName: "build_report", Params: benchParams, TTL: time.Hour}); err != nil {

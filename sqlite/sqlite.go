@@ -37,6 +37,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"sync"
 	"time"
 
 	"github.com/mcpgate/mcpgate/tasks"
@@ -66,7 +67,22 @@ type Manager struct {
 
 	get, insert, update, orphans *sql.Stmt
 	sel                          *sql.Stmt // read-for-update on the writer
+
+	// Group commit of creates: the first Create to arrive commits its row
+	// and, while it is at it, every row queued meanwhile by other Create
+	// calls, in one transaction; those callers wait for its verdict.
+	gmu        sync.Mutex
+	pending    []*pendingCreate
+	committing bool
 }
+
+type pendingCreate struct {
+	args []any
+	err  chan error // buffered 1
+}
+
+// maxBatch bounds one group commit.
+const maxBatch = 256
 
 var _ tasks.Manager = (*Manager)(nil)
 
@@ -190,6 +206,65 @@ func Open(ctx context.Context, path string, opts Options) (*Manager, error) {
 		}
 	}
 	return m, nil
+}
+
+// groupInsert inserts one row and returns once it committed. A caller that
+// finds no commit in progress becomes the committer: it commits its row and
+// then, batch by batch, every row queued meanwhile, so concurrent creates
+// share one commit (and with synchronous FULL one fsync). Alone, a caller
+// just commits its own row in its own goroutine.
+func (m *Manager) groupInsert(args []any) error {
+	p := &pendingCreate{args: args, err: make(chan error, 1)}
+	m.gmu.Lock()
+	m.pending = append(m.pending, p)
+	if m.committing {
+		m.gmu.Unlock()
+		return <-p.err
+	}
+	m.committing = true
+	for len(m.pending) > 0 {
+		n := min(len(m.pending), maxBatch)
+		batch := m.pending[:n:n]
+		m.pending = m.pending[n:]
+		m.gmu.Unlock()
+		m.commitBatch(batch)
+		m.gmu.Lock()
+	}
+	m.pending = nil
+	m.committing = false
+	m.gmu.Unlock()
+	return <-p.err
+}
+
+func (m *Manager) commitBatch(batch []*pendingCreate) {
+	ctx := context.Background()
+	if len(batch) > 1 {
+		err := func() error {
+			tx, err := m.w.BeginTx(ctx, nil)
+			if err != nil {
+				return err
+			}
+			defer tx.Rollback()
+			st := tx.StmtContext(ctx, m.insert)
+			for _, p := range batch {
+				if _, err := st.ExecContext(ctx, p.args...); err != nil {
+					return err
+				}
+			}
+			return tx.Commit()
+		}()
+		if err == nil {
+			for _, p := range batch {
+				p.err <- nil
+			}
+			return
+		}
+		// Fall through: one row at a time, so one bad row fails only itself.
+	}
+	for _, p := range batch {
+		_, err := m.insert.ExecContext(ctx, p.args...)
+		p.err <- err
+	}
 }
 
 // migrate creates the schema on a new database and checks its version.
@@ -345,9 +420,15 @@ func (m *Manager) Create(ctx context.Context, nt tasks.NewTask) (tasks.Task, err
 	if e := t.ExpiresAt(); !e.IsZero() {
 		expires = e.UnixNano()
 	}
-	_, err = m.insert.ExecContext(ctx, t.ID, t.Owner.Subject, t.Owner.Tenant, t.ToolName, string(t.Status), t.StatusMessage,
+	if err := ctx.Err(); err != nil {
+		return tasks.Task{}, fmt.Errorf("sqlite: create task: %w", err)
+	}
+	// Once queued, the row is waited for even if ctx ends: it may be
+	// committing, and the caller must not be told "no task" about a task
+	// that exists.
+	err = m.groupInsert([]any{t.ID, t.Owner.Subject, t.Owner.Tenant, t.ToolName, string(t.Status), t.StatusMessage,
 		nanos(t.CreatedAt), nanos(t.LastUpdatedAt), int64(t.TTL), expires, int64(t.PollInterval),
-		nullableBytes(t.Params), nil, nil, nil, nil, 0, boolInt(t.Idempotent), "", int64(0), int64(0), t.Version)
+		nullableBytes(t.Params), nil, nil, nil, nil, 0, boolInt(t.Idempotent), "", int64(0), int64(0), t.Version})
 	if err != nil {
 		return tasks.Task{}, fmt.Errorf("sqlite: create task: %w", err)
 	}
