@@ -275,9 +275,10 @@ func (r *Runner) Run(ctx context.Context) error {
 			}
 		}
 	})
+	unsubscribe := func() {}
 	if r.cfg.Publisher != nil {
-		ch, cancel := r.cfg.Publisher.Subscribe(ctx)
-		defer cancel()
+		var ch <-chan string
+		ch, unsubscribe = r.cfg.Publisher.Subscribe(ctx)
 		wg.Go(func() {
 			for id := range ch {
 				r.mu.Lock()
@@ -308,6 +309,7 @@ func (r *Runner) Run(ctx context.Context) error {
 	})
 	<-ctx.Done()
 	stop(ErrShutdown)
+	unsubscribe() // ends the wake-up loop whatever the publisher does with ctx
 	wg.Wait()
 	return nil
 }
@@ -338,6 +340,9 @@ func (r *Runner) runJob(ctx, base context.Context, j job) {
 	}()
 	t, err := r.m.Claim(ctx, Claim{TaskID: j.id, Owner: r.cfg.Owner, Token: j.token, AsOf: j.asOf, For: r.cfg.Lease})
 	if err != nil {
+		if !errors.Is(err, ErrClaimed) && !leaseGone(err) && ctx.Err() == nil {
+			r.cfg.Logger.Error("tasks: claim failed; the next scan retries", "task", j.id, "err", err)
+		}
 		return // taken, finished or gone
 	}
 	h, ok := r.handlers[t.ToolName]
