@@ -12,6 +12,8 @@
 //   - Writes go through one connection in BEGIN IMMEDIATE transactions, so
 //     they are serialized and never fail with SQLITE_BUSY between themselves;
 //     reads use a separate pool and run concurrently with writes (WAL).
+//     Concurrent creates share commits (group commit), each caller still
+//     returning only after its own row committed.
 //   - The database itself refuses to change a terminal task (a trigger
 //     aborts any UPDATE of a completed, failed or cancelled row) and refuses
 //     unknown statuses (CHECK). Every status change is appended to

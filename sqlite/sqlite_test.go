@@ -92,3 +92,46 @@ func TestDatabaseRefusesIllegalTransitions(t *testing.T) {
 		t.Fatalf("audit trail %+v", tr)
 	}
 }
+
+func TestCreateWithDoneContext(t *testing.T) {
+	m := open(t, filepath.Join(t.TempDir(), "tasks.db"), tasks.Options{})
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := m.Create(ctx, tasks.NewTask{Owner: tasks.Principal{Subject: "s"}, ToolName: "x"}); err == nil {
+		t.Fatal("create with a done context succeeded")
+	}
+	var n int
+	if err := m.DB().QueryRow(`SELECT count(*) FROM tasks`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("%d rows (%v)", n, err)
+	}
+}
+
+func TestGroupCommitManyWriters(t *testing.T) {
+	m := open(t, filepath.Join(t.TempDir(), "tasks.db"), tasks.Options{})
+	p := tasks.Principal{Subject: "s", Tenant: "t"}
+	errs := make(chan error, 64)
+	for range 64 {
+		go func() {
+			for range 20 {
+				tk, err := m.Create(t.Context(), tasks.NewTask{Owner: p, ToolName: "x"})
+				if err == nil {
+					_, err = m.Get(t.Context(), p, tk.ID) // readable on another connection at once
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 64 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	var n int
+	if err := m.DB().QueryRow(`SELECT count(*) FROM tasks`).Scan(&n); err != nil || n != 64*20 {
+		t.Fatalf("%d rows (%v), want %d", n, err, 64*20)
+	}
+}
