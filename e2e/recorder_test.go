@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"mime"
 	"mime/multipart"
@@ -10,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -101,6 +103,14 @@ func (rec *recorder) serve(w http.ResponseWriter, r *http.Request) {
 	case isRedirect:
 		w.Header().Set("Location", rd.location)
 		w.WriteHeader(rd.code)
+	case strings.HasPrefix(p, "/status/"):
+		code, _ := strconv.Atoi(strings.TrimPrefix(p, "/status/"))
+		if code == 429 {
+			w.Header().Set("Retry-After", "7")
+		}
+		w.Header().Set("Content-Type", "application/problem+json")
+		w.WriteHeader(code)
+		_, _ = fmt.Fprintf(w, `{"title":"status %d from the recorder","status":%d}`, code, code)
 	case p == "/slow":
 		select {
 		case <-r.Context().Done():
@@ -165,6 +175,24 @@ paths:
         - {name: X-Num, in: header, schema: {type: integer}}
         - {name: session, in: cookie, schema: {type: string}}
         - {name: prefs, in: cookie, explode: false, schema: {type: array, items: {type: string}}}
+      responses: {"200": {$ref: "#/components/responses/OK"}}
+  /more/{labelX}/{matrixArr}/{matrixArrX}/{simpleObjX}:
+    get:
+      operationId: moreStyles
+      parameters:
+        - {name: labelX, in: path, required: true, style: label, explode: true, schema: {type: array, items: {type: string}}}
+        - {name: matrixArr, in: path, required: true, style: matrix, schema: {type: array, items: {type: string}}}
+        - {name: matrixArrX, in: path, required: true, style: matrix, explode: true, schema: {type: array, items: {type: string}}}
+        - {name: simpleObjX, in: path, required: true, explode: true, schema: {type: object, properties: {r: {type: integer}, g: {type: integer}}}}
+        - {name: objFlat, in: query, explode: false, schema: {type: object, properties: {p: {type: string}, r: {type: string}}}}
+        - {name: X-Obj, in: header, explode: true, schema: {type: object, properties: {a: {type: integer}, b: {type: string}}}}
+        - {name: X-Flat, in: header, schema: {type: object, properties: {a: {type: integer}, b: {type: string}}}}
+        - {name: num, in: cookie, schema: {type: integer}}
+      responses: {"200": {$ref: "#/components/responses/OK"}}
+  /status/{code}:
+    get:
+      operationId: status
+      parameters: [{name: code, in: path, required: true, schema: {type: integer}}]
       responses: {"200": {$ref: "#/components/responses/OK"}}
   /json:
     post:

@@ -92,6 +92,41 @@ func TestRecordedUpstream(t *testing.T) {
 		}
 	})
 
+	t.Run("MoreParameterStyles", func(t *testing.T) {
+		wantOK(t, "moreStyles", call(t, cs, "moreStyles", map[string]any{
+			"labelX": []string{"a", "b"}, "matrixArr": []string{"a", "b"}, "matrixArrX": []string{"a", "b"},
+			"simpleObjX": map[string]any{"r": 100, "g": 200}, "objFlat": map[string]any{"p": "1", "r": "2"},
+			"X-Obj": map[string]any{"a": 1, "b": "x"}, "X-Flat": map[string]any{"a": 1, "b": "x"}, "num": 5,
+		}))
+		r := rec.last(t, "/more/")
+		t.Logf("recorded: %s %s", r.Method, r.RequestURI)
+		// label exploded array, matrix array, matrix exploded array, simple
+		// exploded object; form object not exploded.
+		if want := "/more/.a.b/;matrixArr=a,b/;matrixArrX=a;matrixArrX=b/g=200,r=100?objFlat=p,1,r,2"; r.RequestURI != want {
+			t.Errorf("request target %s, want %s", r.RequestURI, want)
+		}
+		for h, want := range map[string]string{"X-Obj": "a=1,b=x", "X-Flat": "a,1,b,x", "Cookie": "num=5"} {
+			if got := r.Header.Values(h); len(got) != 1 || got[0] != want {
+				t.Errorf("%s = %q, want %q", h, got, want)
+			}
+		}
+	})
+
+	t.Run("UpstreamErrors", func(t *testing.T) {
+		for code, want := range map[int]string{
+			400: "HTTP 400 Bad Request",
+			401: "Authentication failed (HTTP 401",
+			403: "Permission denied (HTTP 403",
+			404: "HTTP 404 Not Found",
+			429: "retry after 7s",
+			500: "HTTP 500 Internal Server Error",
+			503: "HTTP 503 Service Unavailable",
+		} {
+			res := call(t, cs, "status", map[string]any{"code": code})
+			wantError(t, fmt.Sprint("status ", code), res, want, fmt.Sprintf("status %d from the recorder", code))
+		}
+	})
+
 	t.Run("Bodies", func(t *testing.T) {
 		wantOK(t, "postJSON", call(t, cs, "postJSON", map[string]any{"name": "n\"ame", "n": 3, "nested": map[string]any{"k": "v", "list": []int{1, 2}}}))
 		r := rec.last(t, "/json")
@@ -320,6 +355,20 @@ func TestRecordedUpstream(t *testing.T) {
 			t.Errorf("the gateway's log contains the caller's bearer:\n%s", g.Log.String())
 		}
 	})
+}
+
+// TestUnreachableUpstream points the gateway at a port nobody listens on:
+// a tool error, and the gateway keeps serving.
+func TestUnreachableUpstream(t *testing.T) {
+	dead := "http://" + freePort(t)
+	g := startGateway(t, nil, "--spec", writeSpec(t), "--upstream", dead, "--store", "memory")
+	cs := connectHTTP(t, g.URL, connectOptions{Bearer: clientBearer})
+	for range 2 {
+		wantError(t, "getItem", call(t, cs, "getItem", map[string]any{"id": "x"}), "Could not reach the upstream", "connection refused")
+	}
+	if strings.Contains(g.Log.String(), clientBearer) {
+		t.Errorf("the gateway's log contains the caller's bearer:\n%s", g.Log.String())
+	}
 }
 
 // TestStaticCredentials runs the gateway with --credentials static and the
