@@ -365,8 +365,12 @@ func TestDemoStdio(t *testing.T) {
 	// Closing stdin ends the server: it must exit 0 on its own, before the
 	// transport's SIGTERM.
 	closed = true
+	start := time.Now()
 	if err := cs.Close(); err != nil {
 		t.Errorf("close: %v", err)
+	}
+	if took := time.Since(start); took >= 10*time.Second {
+		t.Errorf("mcpgate stdio took %v to exit after stdin closed (the transport sends SIGTERM after 10s)", took)
 	}
 	if cmd.ProcessState == nil {
 		t.Fatalf("the stdio server was not waited for")

@@ -5,8 +5,9 @@
 // and checks what the upstream received: against the built-in demo API and
 // against a recording upstream served by the test process.
 //
-// Nothing here waits by sleeping: readiness is the binary's "serving" line
-// on stderr followed by a GET /healthz; every subprocess is stopped with
+// Nothing here waits by sleeping: the gateway listens on 127.0.0.1:0 and
+// readiness is the binary's "serving N tools at URL" line on stderr (which
+// names the port) followed by a GET /healthz; every subprocess is stopped with
 // SIGTERM (and must exit 0: graceful shutdown) in t.Cleanup, with SIGKILL as
 // the fallback.
 package e2e
@@ -109,7 +110,8 @@ type gatewayProc struct {
 	stopOnce sync.Once
 }
 
-// freePort returns a loopback port that was free a moment ago.
+// freePort returns a loopback address that was free a moment ago (for an
+// upstream that must refuse connections).
 func freePort(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -120,24 +122,18 @@ func freePort(t testing.TB) string {
 	return ln.Addr().String()
 }
 
-// startGateway runs `mcpgate serve ARGS… --addr 127.0.0.1:PORT` with env
+// startGateway runs `mcpgate serve ARGS… --addr 127.0.0.1:0` with env
 // added to a minimal environment, waits until it serves, and stops it at
-// the end of the test (checking that SIGTERM makes it exit 0).
+// the end of the test (checking that SIGTERM makes it exit 0). The kernel
+// picks the port; the binary names it in its "serving N tools at URL" line
+// on stderr, so no two tests can race for a port.
 func startGateway(t *testing.T, env []string, args ...string) *gatewayProc {
 	t.Helper()
-	var lastErr error
-	for attempt := 0; attempt < 5; attempt++ {
-		g, err := tryStart(t, env, args)
-		if err == nil {
-			return g
-		}
-		lastErr = err
-		if !strings.Contains(err.Error(), "address already in use") {
-			break
-		}
+	g, err := launch(t, env, args)
+	if err != nil {
+		t.Fatalf("starting mcpgate %s: %v", strings.Join(args, " "), err)
 	}
-	t.Fatalf("starting mcpgate %s: %v", strings.Join(args, " "), lastErr)
-	return nil
+	return g
 }
 
 // baseEnv is the subprocess environment: enough to run, nothing that could
@@ -152,10 +148,11 @@ func baseEnv(t testing.TB) []string {
 	return env
 }
 
-func tryStart(t *testing.T, env, args []string) (*gatewayProc, error) {
-	addr := freePort(t)
+// launch starts the subprocess and waits for its "serving" line and a
+// healthy /healthz; the stop is registered with t.Cleanup once it serves.
+func launch(t *testing.T, env, args []string) (*gatewayProc, error) {
 	full := append([]string{"serve"}, args...)
-	full = append(full, "--addr", addr)
+	full = append(full, "--addr", "127.0.0.1:0")
 	cmd := exec.Command(binary, full...)
 	cmd.Env = append(baseEnv(t), env...)
 	log := newLogBuffer()
@@ -182,9 +179,9 @@ func tryStart(t *testing.T, env, args []string) (*gatewayProc, error) {
 	m := servingLine.FindStringSubmatch(log.String())
 	g.URL = m[2]
 	g.Base = strings.TrimSuffix(g.URL, "/mcp")
-	if !strings.Contains(g.URL, addr) {
+	if !strings.HasPrefix(g.URL, "http://127.0.0.1:") || strings.HasSuffix(g.Base, ":0") {
 		g.kill()
-		return nil, fmt.Errorf("serving at %s, asked for %s", g.URL, addr)
+		return nil, fmt.Errorf("serving at %s, want a loopback port", g.URL)
 	}
 	t.Cleanup(func() { g.stop(t) })
 	if err := waitHealthy(g.Base, g.exited); err != nil {
