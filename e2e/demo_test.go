@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os/exec"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -68,20 +69,42 @@ var (
 	declineAnswer = &sdk.ElicitResult{Action: "decline"}
 )
 
+// sseElicit matches a server-to-client elicitation/create request sent as
+// an SSE event.
+var sseElicit = regexp.MustCompile(`(?m)^data: \{"jsonrpc":"2\.0","id":[^,]+,"method":"elicitation/create"`)
+
 // checkDelete deletes pet id through a client that answers the confirmation
 // with answer, and checks what happened: the question was asked once, and
 // the pet is gone exactly when the user accepted.
 func checkDelete(t *testing.T, url, version string, id int, answer *sdk.ElicitResult) {
 	t.Helper()
 	e := &elicitor{answer: answer}
+	w := &wire{}
 	cs := connectHTTP(t, url, connectOptions{
-		Bearer: "demo-token", Version: version, Want: version,
+		Bearer: "demo-token", Version: version, Want: version, Wire: w,
 		Client: &sdk.ClientOptions{ElicitationHandler: e.handle},
 	})
 	res := call(t, cs, "deletePet", map[string]any{"petId": id})
 	q := e.questions()
 	if len(q) != 1 || !strings.Contains(q[0], `"Delete a pet" (DELETE /pets/{petId})`) {
 		t.Errorf("deletePet: confirmation questions = %q, want one about DELETE /pets/{petId}", q)
+	}
+	// How the question travelled: a 2025-11-25 session gets a real
+	// elicitation/create request on the POST's SSE stream; a 2026-07-28
+	// client gets an input_required result and calls again (MRTR).
+	got := w.String()
+	serverRequest := false
+	for _, r := range w.responses() {
+		if strings.HasPrefix(r, "POST 200 text/event-stream\n") && sseElicit.MatchString(r) {
+			serverRequest = true
+		}
+	}
+	if version == legacyVersion {
+		if !serverRequest || strings.Contains(got, "input_required") {
+			t.Errorf("2025-11-25: no elicitation/create request on the POST's SSE stream; the client read:\n%.2000s", got)
+		}
+	} else if serverRequest || !strings.Contains(got, `"resultType":"input_required"`) || !strings.Contains(got, `"requestState":"`) {
+		t.Errorf("2026-07-28: no input_required result with requestState; the client read:\n%.2000s", got)
 	}
 	after := call(t, cs, "getPet", map[string]any{"petId": id})
 	if answer.Action == "accept" {

@@ -261,6 +261,61 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return b.next.RoundTrip(r)
 }
 
+// tapTransport shows every response body the MCP client reads (JSON or
+// SSE) to tap, as it is read, each after a line
+// "# METHOD STATUS CONTENT-TYPE".
+type tapTransport struct {
+	tap  func([]byte)
+	next http.RoundTripper
+}
+
+func (tt tapTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := tt.next.RoundTrip(r)
+	if err == nil && resp.Body != nil {
+		tt.tap([]byte(fmt.Sprintf("\n# %s %d %s\n", r.Method, resp.StatusCode, resp.Header.Get("Content-Type"))))
+		resp.Body = tapBody{resp.Body, tt.tap}
+	}
+	return resp, err
+}
+
+type tapBody struct {
+	io.ReadCloser
+	tap func([]byte)
+}
+
+func (b tapBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if n > 0 {
+		b.tap(p[:n])
+	}
+	return n, err
+}
+
+// wire records what the server sent a client.
+type wire struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (w *wire) tap(p []byte) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+}
+
+// responses splits what was recorded into responses, each beginning with
+// "METHOD STATUS CONTENT-TYPE\n".
+func (w *wire) responses() []string {
+	parts := strings.Split(w.String(), "\n# ")
+	return parts[1:]
+}
+
+func (w *wire) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
 // connectOptions configures connectHTTP.
 type connectOptions struct {
 	Bearer   string // sent as Authorization: Bearer … when not empty
@@ -268,6 +323,7 @@ type connectOptions struct {
 	Client   *sdk.ClientOptions
 	Want     string // the version that must be negotiated
 	NoStream bool   // DisableStandaloneSSE
+	Wire     *wire  // when set, records every response body
 }
 
 // connectHTTP connects the go-sdk client to the gateway over Streamable
@@ -277,8 +333,11 @@ func connectHTTP(t *testing.T, url string, o connectOptions) *sdk.ClientSession 
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)
 	var rt http.RoundTripper = tr
+	if o.Wire != nil {
+		rt = tapTransport{o.Wire.tap, rt}
+	}
 	if o.Bearer != "" {
-		rt = bearerTransport{o.Bearer, tr}
+		rt = bearerTransport{o.Bearer, rt}
 	}
 	c := sdk.NewClient(&sdk.Implementation{Name: "mcpgate-e2e", Version: "0.0.1"}, o.Client)
 	var so *sdk.ClientSessionOptions
