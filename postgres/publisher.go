@@ -328,8 +328,8 @@ func (p *Publisher) catchUp(ctx context.Context, conn *pgx.Conn, from time.Time)
 		return fmt.Errorf("catch up: %w", err)
 	}
 	for _, id := range ids {
+		p.caughtUp.Add(1) // counted first: whoever received it sees the count
 		p.deliver(id)
 	}
-	p.caughtUp.Add(uint64(len(ids)))
 	return nil
 }

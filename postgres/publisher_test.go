@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -21,6 +22,9 @@ func uniqueChannel() string { return "mcpgate_test_" + strings.ToLower(rand.Text
 // listening starts a publisher on m and waits until its listener is up.
 func listening(t *testing.T, m *postgres.Manager, o postgres.PublisherOptions, hook func(int)) (*postgres.Publisher, <-chan string, func()) {
 	t.Helper()
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
 	p, err := postgres.NewPublisher(m, o)
 	if err != nil {
 		t.Fatal(err)
