@@ -267,11 +267,13 @@ func TestRecordedUpstream(t *testing.T) {
 			{"redirectAlias", nil, "302"},
 		} {
 			res := call(t, cs, tc.tool, tc.args)
-			wantError(t, tc.tool, res, tc.code, "another origin")
-			t.Logf("%s → %s", tc.tool, text(res))
+			t.Logf("%s → isError %v: %s", tc.tool, res.IsError, text(res))
+			if !res.IsError || !strings.Contains(text(res), tc.code) || !strings.Contains(text(res), "another origin") {
+				t.Errorf("%s: want a tool error naming the %s to another origin", tc.tool, tc.code)
+			}
 		}
-		if n := len(other.requests()); n != 0 {
-			t.Errorf("the other origin received %d requests: %+v", n, other.requests())
+		for _, r := range other.requests() {
+			t.Errorf("the other origin received %s %s with Authorization %q", r.Method, r.RequestURI, r.Header.Get("Authorization"))
 		}
 		for _, r := range rec.requests() {
 			if r.Host != strings.TrimPrefix(rec.srv.URL, "http://") || strings.HasPrefix(r.RawPath, "/items/alias") {
