@@ -1,7 +1,10 @@
 package postgres_test
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -101,5 +104,43 @@ func TestReplayCacheExpiry(t *testing.T) {
 	}
 	if use("long", time.Hour) {
 		t.Fatal("unexpired jti forgotten")
+	}
+}
+
+// TestReplayCacheWithCodec: two replicas (codecs sharing a key ring, each
+// with its own PostgreSQL replay cache on one database) resume a paused
+// request; the token works once, on either replica, never twice.
+func TestReplayCacheWithCodec(t *testing.T) {
+	schema := newSchema(t)
+	ring := mrtr.GenerateKeyRing(slog.New(slog.DiscardHandler))
+	var codecs []*mrtr.Codec
+	for range 2 {
+		c, err := mrtr.NewCodec(ring, mrtr.Options{ReplayCache: postgres.NewReplayCache(open(t, schema, postgres.Options{}), postgres.ReplayOptions{})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		codecs = append(codecs, c)
+	}
+	b := mrtr.Binding{Method: "tools/call", Name: "create_issue", Subject: "user-12", Arguments: json.RawMessage(`{"title":"Bug"}`)}
+	token, err := codecs[0].Pause(b, map[string]string{"asked": "repo"}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ok atomic.Int32
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			_, err := codecs[i%2].Resume(t.Context(), token, b)
+			switch {
+			case err == nil:
+				ok.Add(1)
+			case !errors.Is(err, mrtr.ErrReplayed):
+				t.Errorf("resume: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	if ok.Load() != 1 {
+		t.Fatalf("token resumed %d times across replicas, want 1", ok.Load())
 	}
 }
