@@ -55,6 +55,7 @@ type Gateway struct {
 	store     tasks.Manager
 	closeDB   func() error
 	runner    *tasks.Runner
+	bus       tasks.Publisher
 	demoStop  func()
 	taskCreds *credentialVault
 
@@ -111,7 +112,10 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (g *Gateway, err 
 		return nil, err
 	}
 
-	codec, err := g.stateCodec()
+	if err := g.openStore(ctx); err != nil {
+		return nil, err
+	}
+	codec, err := g.stateCodec(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +133,7 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (g *Gateway, err 
 		opts.CacheScope = mcp.CachePrivate
 	}
 	g.server = mcp.NewServer(mcp.Implementation{Name: "mcpgate", Version: Version, Title: "mcpgate: " + res.Title}, opts)
-	if err := g.openStore(ctx); err != nil {
+	if err := g.server.EnableTasks(mcp.TaskConfig{Runner: g.runner, Manager: g.store, Publisher: g.bus}); err != nil {
 		return nil, err
 	}
 	if err := g.addTools(); err != nil {
@@ -199,7 +203,7 @@ func (g *Gateway) authResolver(res *openapi.Result) (proxy.AuthResolver, error) 
 	}
 }
 
-func (g *Gateway) stateCodec() (mcp.StateCodec, error) {
+func (g *Gateway) stateCodec(ctx context.Context) (mcp.StateCodec, error) {
 	var ring *mrtr.KeyRing
 	var err error
 	if g.cfg.StateKeys != "" {
@@ -210,7 +214,15 @@ func (g *Gateway) stateCodec() (mcp.StateCodec, error) {
 	if err != nil {
 		return nil, fmt.Errorf("state keys: %w", err)
 	}
-	codec, err := mrtr.NewCodec(ring, mrtr.Options{ReplayCache: mrtr.NewMemoryReplayCache(mrtr.DefaultReplayCacheSize, nil)})
+	// Each requestState resumes once: durably with a SQLite store, else in
+	// this process's memory.
+	var replay mrtr.ReplayCache = mrtr.NewMemoryReplayCache(mrtr.DefaultReplayCacheSize, nil)
+	if m, ok := g.store.(*sqlite.Manager); ok {
+		if replay, err = sqlite.NewReplayCache(ctx, m, nil); err != nil {
+			return nil, err
+		}
+	}
+	codec, err := mrtr.NewCodec(ring, mrtr.Options{ReplayCache: replay})
 	if err != nil {
 		return nil, err
 	}
@@ -240,8 +252,8 @@ func (g *Gateway) openStore(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	g.runner = runner
-	return g.server.EnableTasks(mcp.TaskConfig{Runner: runner, Manager: g.store, Publisher: bus})
+	g.runner, g.bus = runner, bus
+	return nil
 }
 
 // addTools registers one MCP tool per generated tool.
