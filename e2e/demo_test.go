@@ -79,7 +79,7 @@ var sseElicit = regexp.MustCompile(`(?m)^data: \{"jsonrpc":"2\.0","id":[^,]+,"me
 func checkDelete(t *testing.T, url, version string, id int, answer *sdk.ElicitResult) {
 	t.Helper()
 	e := &elicitor{answer: answer}
-	w := &wire{}
+	w := newWire()
 	cs := connectHTTP(t, url, connectOptions{
 		Bearer: "demo-token", Version: version, Want: version, Wire: w,
 		Client: &sdk.ClientOptions{ElicitationHandler: e.handle},

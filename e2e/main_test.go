@@ -27,6 +27,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -104,10 +105,11 @@ type gatewayProc struct {
 	Base string // http://127.0.0.1:PORT
 	Log  *logBuffer
 
-	cmd      *exec.Cmd
-	exited   chan struct{} // closed when Wait returned
-	waitErr  error
-	stopOnce sync.Once
+	cmd       *exec.Cmd
+	exited    chan struct{} // closed when Wait returned
+	waitErr   error
+	stopOnce  sync.Once
+	signalled atomic.Bool
 }
 
 // freePort returns a loopback address that was free a moment ago (for an
@@ -219,17 +221,19 @@ func waitHealthy(base string, exited <-chan struct{}) error {
 	}
 }
 
-// stop sends SIGTERM and expects a clean exit (status 0) in time; SIGKILL
-// otherwise.
+// stop sends SIGTERM (unless sigterm already did) and expects a clean exit
+// (status 0) in time; SIGKILL otherwise.
 func (g *gatewayProc) stop(t *testing.T) {
 	g.stopOnce.Do(func() {
-		select {
-		case <-g.exited:
-			t.Errorf("mcpgate exited on its own before the end of the test (%v):\n%s", g.waitErr, g.Log.String())
-			return
-		default:
+		if !g.signalled.Load() {
+			select {
+			case <-g.exited:
+				t.Errorf("mcpgate exited on its own before the end of the test (%v):\n%s", g.waitErr, g.Log.String())
+				return
+			default:
+			}
+			g.sigterm()
 		}
-		_ = g.cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-g.exited:
 			if g.waitErr != nil {
@@ -241,6 +245,13 @@ func (g *gatewayProc) stop(t *testing.T) {
 			t.Errorf("mcpgate did not exit within 15s of SIGTERM; killed\n%s", g.Log.String())
 		}
 	})
+}
+
+// sigterm asks the gateway to shut down; stop (at the latest in t.Cleanup)
+// then waits for it and checks the exit status.
+func (g *gatewayProc) sigterm() {
+	g.signalled.Store(true)
+	_ = g.cmd.Process.Signal(syscall.SIGTERM)
 }
 
 func (g *gatewayProc) kill() {
@@ -293,14 +304,35 @@ func (b tapBody) Read(p []byte) (int, error) {
 
 // wire records what the server sent a client.
 type wire struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	changed chan struct{} // a token after each write (capacity 1)
 }
+
+func newWire() *wire { return &wire{changed: make(chan struct{}, 1)} }
 
 func (w *wire) tap(p []byte) {
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	w.buf.Write(p)
+	w.mu.Unlock()
+	select {
+	case w.changed <- struct{}{}:
+	default:
+	}
+}
+
+// waitFor waits until the recorded text contains s.
+func (w *wire) waitFor(s string, timeout time.Duration) bool {
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for !strings.Contains(w.String(), s) {
+		select {
+		case <-w.changed:
+		case <-deadline.C:
+			return false
+		}
+	}
+	return true
 }
 
 // responses splits what was recorded into responses, each beginning with

@@ -40,6 +40,9 @@ type recorder struct {
 	reqs []recorded
 
 	redirects map[string]redirect // by escaped path; guarded by mu
+
+	held    chan struct{} // GET /hold signals its arrival here…
+	release chan struct{} // …and answers once this is closed
 }
 
 // redirect is an answer of the recorder: status code and Location.
@@ -60,7 +63,7 @@ func (rec *recorder) redirect(path string, code int, location string) {
 
 func newRecorder(t *testing.T) *recorder {
 	t.Helper()
-	rec := &recorder{}
+	rec := &recorder{held: make(chan struct{}, 16), release: make(chan struct{})}
 	rec.srv = httptest.NewServer(http.HandlerFunc(rec.serve))
 	t.Cleanup(rec.srv.Close)
 	return rec
@@ -111,6 +114,15 @@ func (rec *recorder) serve(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/problem+json")
 		w.WriteHeader(code)
 		_, _ = fmt.Fprintf(w, `{"title":"status %d from the recorder","status":%d}`, code, code)
+	case p == "/hold":
+		rec.held <- struct{}{}
+		select {
+		case <-rec.release:
+		case <-r.Context().Done():
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"held":true}`)
 	case p == "/slow":
 		select {
 		case <-r.Context().Done():
@@ -254,6 +266,10 @@ paths:
     post:
       operationId: redirectSame307
       requestBody: {required: true, content: {application/json: {schema: {type: object, properties: {v: {type: string}}}}}}
+      responses: {"200": {$ref: "#/components/responses/OK"}}
+  /hold:
+    get:
+      operationId: hold
       responses: {"200": {$ref: "#/components/responses/OK"}}
   /slow:
     get:
