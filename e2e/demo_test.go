@@ -284,6 +284,14 @@ func TestDemoModern(t *testing.T) {
 	t.Run("deletePetAccepted", func(t *testing.T) { checkDelete(t, g.URL, "", 4, acceptConfirm) })
 	t.Run("deletePetDeclined", func(t *testing.T) { checkDelete(t, g.URL, "", 5, declineAnswer) })
 
+	t.Run("unknownTool", func(t *testing.T) {
+		// A protocol error, not a tool error; the client keeps working.
+		if _, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "noSuchTool", Arguments: map[string]any{}}); err == nil {
+			t.Error("calling an unknown tool: no error")
+		}
+		wantOK(t, "getPet after an unknown tool", call(t, cs, "getPet", map[string]any{"petId": 1}))
+	})
+
 	t.Run("NoTokenInLog", func(t *testing.T) {
 		if log := g.Log.String(); strings.Contains(log, "demo-token") || strings.Contains(log, "not-a-demo-token") {
 			t.Errorf("the gateway's log contains a bearer token:\n%s", log)
@@ -356,7 +364,8 @@ func TestDemoStdio(t *testing.T) {
 	cmd.Env = append(baseEnv(t), "MCPGATE_BEARER_TOKEN=demo-token")
 	log := newLogBuffer()
 	cmd.Stderr = log
-	c := sdk.NewClient(&sdk.Implementation{Name: "mcpgate-e2e", Version: "0.0.1"}, nil)
+	e := &elicitor{answer: acceptConfirm}
+	c := sdk.NewClient(&sdk.Implementation{Name: "mcpgate-e2e", Version: "0.0.1"}, &sdk.ClientOptions{ElicitationHandler: e.handle})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cs, err := c.Connect(ctx, &sdk.CommandTransport{Command: cmd, TerminateDuration: 10 * time.Second}, nil)
@@ -384,6 +393,13 @@ func TestDemoStdio(t *testing.T) {
 		t.Errorf("getCurrentUser over stdio = %v: MCPGATE_BEARER_TOKEN did not reach the demo", u)
 	}
 	wantError(t, "listPets (invalid)", call(t, cs, "listPets", map[string]any{"limit": 0}), "Invalid arguments", "/limit")
+	// The confirmation round over stdio.
+	res = call(t, cs, "deletePet", map[string]any{"petId": 8})
+	wantOK(t, "deletePet", res)
+	if q := e.questions(); len(q) != 1 || !strings.Contains(q[0], "DELETE /pets/{petId}") {
+		t.Errorf("deletePet over stdio: questions %q", q)
+	}
+	wantError(t, "getPet after the delete", call(t, cs, "getPet", map[string]any{"petId": 8}), "404")
 
 	// Closing stdin ends the server: it must exit 0 on its own, before the
 	// transport's SIGTERM.
