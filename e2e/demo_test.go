@@ -420,4 +420,7 @@ func TestDemoStdio(t *testing.T) {
 	if strings.Contains(log.String(), "demo-token") {
 		t.Errorf("the stdio log contains the bearer:\n%s", log.String())
 	}
+	if strings.Contains(log.String(), "WARNING: DATA RACE") {
+		t.Errorf("the race detector found a data race in mcpgate stdio:\n%s", log.String())
+	}
 }

@@ -25,6 +25,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -53,14 +54,34 @@ func run(m *testing.M) int {
 	if runtime.GOOS == "windows" {
 		binary += ".exe"
 	}
-	// The package directory is e2e/, so the command is one level up.
-	build := exec.Command("go", "build", "-o", binary, "../cmd/mcpgate")
+	// The package directory is e2e/, so the command is one level up. Under
+	// go test -race the gateway is built with the race detector too: a data
+	// race in it then fails the test that stops it (exit status 66).
+	args := []string{"build", "-o", binary}
+	if raceEnabled() {
+		args = append(args, "-race")
+	}
+	build := exec.Command("go", append(args, "../cmd/mcpgate")...)
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: building ./cmd/mcpgate:", err)
 		return 1
 	}
 	return m.Run()
+}
+
+// raceEnabled reports whether this test binary was built with -race.
+func raceEnabled() bool {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return false
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "-race" {
+			return s.Value == "true"
+		}
+	}
+	return false
 }
 
 // Protocol revisions the tests negotiate.
@@ -141,7 +162,9 @@ func startGateway(t *testing.T, env []string, args ...string) *gatewayProc {
 // baseEnv is the subprocess environment: enough to run, nothing that could
 // configure the gateway behind the test's back.
 func baseEnv(t testing.TB) []string {
-	env := []string{"HOME=" + t.TempDir(), "XDG_STATE_HOME=" + t.TempDir()}
+	env := []string{"HOME=" + t.TempDir(), "XDG_STATE_HOME=" + t.TempDir(),
+		// A race-enabled binary sleeps 1 s at exit unless told otherwise.
+		"GORACE=atexit_sleep_ms=0"}
 	for _, k := range []string{"PATH", "TMPDIR", "SYSTEMROOT"} {
 		if v, ok := os.LookupEnv(k); ok {
 			env = append(env, k+"="+v)
@@ -238,6 +261,9 @@ func (g *gatewayProc) stop(t *testing.T) {
 		case <-g.exited:
 			if g.waitErr != nil {
 				t.Errorf("mcpgate did not exit 0 on SIGTERM: %v\n%s", g.waitErr, g.Log.String())
+			}
+			if strings.Contains(g.Log.String(), "WARNING: DATA RACE") {
+				t.Errorf("the race detector found a data race in mcpgate:\n%s", g.Log.String())
 			}
 		case <-time.After(15 * time.Second):
 			_ = g.cmd.Process.Kill()
