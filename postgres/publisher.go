@@ -290,29 +290,35 @@ func (p *Publisher) session(ctx context.Context, since *time.Time) (healthy bool
 		}
 	}
 	*since = now
+	lastPing := time.Now()
 	for {
-		wctx, cancel := context.WithTimeout(ctx, p.opts.Ping)
-		n, err := conn.WaitForNotification(wctx)
-		expired := wctx.Err() != nil
-		cancel()
-		if n != nil {
-			p.deliver(n.Payload)
+		// Wait for notifications until the next ping is due; a busy channel
+		// still pings on schedule, so the watermark keeps advancing.
+		if wait := p.opts.Ping - time.Since(lastPing); wait > 0 {
+			wctx, cancel := context.WithTimeout(ctx, wait)
+			n, err := conn.WaitForNotification(wctx)
+			expired := wctx.Err() != nil
+			cancel()
+			if n != nil {
+				p.deliver(n.Payload)
+			}
+			switch {
+			case err == nil:
+				continue
+			case ctx.Err() != nil:
+				return true, ctx.Err()
+			case !expired || conn.IsClosed():
+				return true, fmt.Errorf("wait: %w", err)
+			}
 		}
-		switch {
-		case err == nil:
-			continue
-		case ctx.Err() != nil:
-			return true, ctx.Err()
-		case !expired || conn.IsClosed():
-			return true, fmt.Errorf("wait: %w", err)
-		}
-		// Quiet for a while: prove the connection still works and advance
-		// the catch-up watermark. Notifications that arrive meanwhile are
-		// queued by pgx and returned by the next wait.
+		// Prove the connection still works and advance the catch-up
+		// watermark. Notifications that arrive meanwhile are queued by pgx
+		// and returned by the next wait.
 		if err := conn.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&now); err != nil {
 			return true, fmt.Errorf("ping: %w", err)
 		}
 		*since = now
+		lastPing = time.Now()
 	}
 }
 

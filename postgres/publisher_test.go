@@ -290,3 +290,24 @@ func TestPublisherChannelPerSchema(t *testing.T) {
 		t.Fatalf("event %q, want %q", got, tk.ID)
 	}
 }
+
+// TestPublisherSurvivesPings: with a very short ping interval the listener
+// pings between (and in the middle of) a stream of events without losing
+// its connection or an event.
+func TestPublisherSurvivesPings(t *testing.T) {
+	m := open(t, newSchema(t), postgres.Options{})
+	p, events, _ := listening(t, m, postgres.PublisherOptions{Ping: time.Millisecond}, nil)
+	deadline := time.Now().Add(50 * time.Millisecond) // at least fifty ping periods
+	for i := 0; i < 20 || time.Now().Before(deadline); i++ {
+		tk, err := m.Create(t.Context(), tasks.NewTask{Owner: owner, ToolName: "x"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := next(t, events, 10*time.Second); got != tk.ID {
+			t.Fatalf("event %d: %q, want %q", i, got, tk.ID)
+		}
+	}
+	if st := p.Stats(); st.Reconnects != 0 || !st.Listening {
+		t.Fatalf("listener after pings: %+v", st)
+	}
+}
