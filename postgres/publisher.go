@@ -233,6 +233,7 @@ func (p *Publisher) deliver(id string) {
 func (p *Publisher) listen(ctx context.Context) {
 	defer close(p.done)
 	var since time.Time // database time up to which every committed change was heard
+	start := time.Now()
 	backoff := p.opts.MinBackoff
 	for attempt := 0; ; attempt++ {
 		if p.beforeListen != nil {
@@ -245,6 +246,12 @@ func (p *Publisher) listen(ctx context.Context) {
 		p.listening.Store(false)
 		if ctx.Err() != nil {
 			return
+		}
+		if since.IsZero() {
+			// Never listened yet: once connected, catch up from when the
+			// first subscriber arrived (local clock; CatchUpSlack absorbs a
+			// modest skew from the database's).
+			since = start
 		}
 		p.reconnects.Add(1)
 		p.opts.Logger.Warn("postgres: task listener disconnected; reconnecting", "channel", p.channel, "err", err)
