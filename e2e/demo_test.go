@@ -192,6 +192,17 @@ func TestDemoModern(t *testing.T) {
 		}
 	})
 
+	t.Run("updatePetMergePatch", func(t *testing.T) {
+		// application/merge-patch+json body and the If-Match header.
+		res := call(t, cs, "updatePet", map[string]any{"petId": 10, "If-Match": `"v999"`, "tags": []string{"stale"}})
+		wantError(t, "updatePet (stale If-Match)", res, "412")
+		res = call(t, cs, "updatePet", map[string]any{"petId": 10, "If-Match": `"v1"`, "tags": []string{"patched"}})
+		wantOK(t, "updatePet", res)
+		if p := structured(t, "updatePet", res); p["version"] != float64(2) || fmt.Sprint(p["tags"]) != "[patched]" || p["name"] != "Luna" {
+			t.Errorf("updatePet = %v", p)
+		}
+	})
+
 	t.Run("createOrderForm", func(t *testing.T) {
 		res := call(t, cs, "createOrder", map[string]any{"petId": 9, "note": "deliver at 9 & ring, 100% sure", "express": true})
 		wantOK(t, "createOrder", res)

@@ -221,6 +221,25 @@ paths:
                 n: {type: integer}
                 nested: {type: object, properties: {k: {type: string}, list: {type: array, items: {type: integer}}}}
       responses: {"200": {$ref: "#/components/responses/OK"}}
+  /text:
+    post:
+      operationId: postText
+      requestBody: {required: true, content: {text/plain: {schema: {type: string}}}}
+      responses: {"200": {$ref: "#/components/responses/OK"}}
+  /array:
+    post:
+      operationId: postArray
+      requestBody: {required: true, content: {application/json: {schema: {type: array, items: {type: integer}}}}}
+      responses: {"200": {$ref: "#/components/responses/OK"}}
+  /clash/{id}:
+    put:
+      operationId: clash
+      parameters:
+        - {name: id, in: path, required: true, schema: {type: string}}
+        - {name: id, in: query, schema: {type: string}}
+        - {name: id, in: header, schema: {type: string}}
+      requestBody: {required: true, content: {application/json: {schema: {type: object, properties: {id: {type: string}, other: {type: string}}}}}}
+      responses: {"200": {$ref: "#/components/responses/OK"}}
   /form:
     post:
       operationId: postForm

@@ -167,11 +167,43 @@ func TestRecordedUpstream(t *testing.T) {
 			t.Errorf("upload: %d parts, want 2", len(parts))
 		}
 
+		wantOK(t, "postText", call(t, cs, "postText", map[string]any{"body": "line 1\r\nline 2 ü"}))
+		r = rec.last(t, "/text")
+		if r.Header.Get("Content-Type") != "text/plain" || string(r.Body) != "line 1\r\nline 2 ü" {
+			t.Errorf("postText: Content-Type %q body %q", r.Header.Get("Content-Type"), r.Body)
+		}
+
+		wantOK(t, "postArray", call(t, cs, "postArray", map[string]any{"body": []int{3, 1, 2}}))
+		r = rec.last(t, "/array")
+		if r.Header.Get("Content-Type") != "application/json" || string(r.Body) != "[3,1,2]" {
+			t.Errorf("postArray: Content-Type %q body %q", r.Header.Get("Content-Type"), r.Body)
+		}
+
 		blob := bytes.Repeat([]byte{0, 0xff, 'x'}, 100)
 		wantOK(t, "putBlob", call(t, cs, "putBlob", map[string]any{"name": "b/1", "body": base64.StdEncoding.EncodeToString(blob)}))
 		r = rec.last(t, "/blob/")
 		if r.Method != "PUT" || r.RawPath != "/blob/b%2F1" || r.Header.Get("Content-Type") != "application/octet-stream" || !bytes.Equal(r.Body, blob) {
 			t.Errorf("putBlob: %s %s Content-Type %q body %d bytes", r.Method, r.RawPath, r.Header.Get("Content-Type"), len(r.Body))
+		}
+	})
+
+	t.Run("NameClashes", func(t *testing.T) {
+		// A path, a query and a header parameter and a body property all
+		// named id: each argument goes where its name says.
+		res := call(t, cs, "clash", map[string]any{"id": "p", "query_id": "q", "header_id": "h", "body_id": "b", "other": "o"})
+		if res.IsError {
+			// the names may differ from what this test assumes: show them
+			lt, _ := cs.ListTools(t.Context(), nil)
+			for _, tool := range lt.Tools {
+				if tool.Name == "clash" {
+					b, _ := json.Marshal(tool.InputSchema)
+					t.Fatalf("clash: %s\ninputSchema %s", text(res), b)
+				}
+			}
+		}
+		r := rec.last(t, "/clash/")
+		if r.RequestURI != "/clash/p?id=q" || r.Header.Get("Id") != "h" || string(r.Body) != `{"id":"b","other":"o"}` {
+			t.Errorf("clash: %s %s id header %q body %s", r.Method, r.RequestURI, r.Header.Get("Id"), r.Body)
 		}
 	})
 
