@@ -186,8 +186,10 @@ type migration struct {
 	sql  string
 }
 
-var migrations = []migration{
-	{"tasks", `
+// migrations returns the schema history, oldest first.
+func migrations() []migration {
+	return []migration{
+		{"tasks", `
 CREATE TABLE tasks (
 	id               text PRIMARY KEY,
 	subject          text NOT NULL,
@@ -245,17 +247,18 @@ CREATE TRIGGER tasks_audit AFTER UPDATE OF status ON tasks FOR EACH ROW
 	WHEN (NEW.status <> OLD.status)
 	EXECUTE FUNCTION tasks_audit();
 `},
-	{"mrtr_replay", `
+		{"mrtr_replay", `
 CREATE TABLE mrtr_replay (
 	jti        text PRIMARY KEY,
 	expires_at timestamptz NOT NULL
 );
 CREATE INDEX mrtr_replay_expiry ON mrtr_replay (expires_at);
 `},
+	}
 }
 
 // SchemaVersion returns the schema version this build migrates to.
-func SchemaVersion() int { return len(migrations) }
+func SchemaVersion() int { return len(migrations()) }
 
 // migrate brings the schema to the current version in one transaction that
 // holds the migration advisory lock.
@@ -283,11 +286,12 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, schema string) error {
 	if err := tx.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&cur); err != nil {
 		return fmt.Errorf("postgres: migrate: read version: %w", err)
 	}
-	if cur > len(migrations) {
-		return fmt.Errorf("postgres: database schema version %d is newer than this build's %d", cur, len(migrations))
+	all := migrations()
+	if cur > len(all) {
+		return fmt.Errorf("postgres: database schema version %d is newer than this build's %d", cur, len(all))
 	}
-	for v := cur + 1; v <= len(migrations); v++ {
-		mg := migrations[v-1]
+	for v := cur + 1; v <= len(all); v++ {
+		mg := all[v-1]
 		if _, err := tx.Exec(ctx, mg.sql); err != nil {
 			return fmt.Errorf("postgres: migration %d (%s): %w", v, mg.name, err)
 		}
