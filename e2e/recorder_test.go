@@ -311,6 +311,20 @@ paths:
       operationId: keyedHeader
       security: [{apiKeyHeader: []}]
       responses: {"200": {$ref: "#/components/responses/OK"}}
+  /keyed-clash:
+    get:
+      operationId: keyedClash
+      security: [{apiKeyHeader: []}]
+      parameters:
+        - {name: X-API-Key, in: header, schema: {type: string}}
+        - {name: Authorization, in: header, schema: {type: string}}
+        - {name: Host, in: header, schema: {type: string}}
+        - {name: Connection, in: header, schema: {type: string}}
+        - {name: Transfer-Encoding, in: header, schema: {type: string}}
+        - {name: Content-Length, in: header, schema: {type: string}}
+        - {name: Cookie, in: header, schema: {type: string}}
+        - {name: Proxy-Authorization, in: header, schema: {type: string}}
+      responses: {"200": {$ref: "#/components/responses/OK"}}
   /keyed-query:
     get:
       operationId: keyedQuery

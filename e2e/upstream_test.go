@@ -274,6 +274,43 @@ func TestRecordedUpstream(t *testing.T) {
 		}
 	})
 
+	t.Run("ReservedHeaders", func(t *testing.T) {
+		// Header parameters named like hop-by-hop, framing, routing or
+		// credential headers cannot set them (Authorization is not even
+		// offered as an argument).
+		wantOK(t, "keyedClash", call(t, cs, "keyedClash", map[string]any{
+			"Host": "evil.example", "Connection": "close, X-API-Key", "Transfer-Encoding": "chunked",
+			"Content-Length": "100", "Cookie": "session=stolen", "Proxy-Authorization": "Basic ZXZpbDpldmls",
+		}))
+		r := rec.last(t, "/keyed-clash")
+		t.Logf("recorded: %s %s Host %s headers %v", r.Method, r.RequestURI, r.Host, r.Header)
+		if r.Host != strings.TrimPrefix(rec.srv.URL, "http://") {
+			t.Errorf("Host = %q", r.Host)
+		}
+		for _, h := range []string{"Connection", "Transfer-Encoding", "Cookie", "Proxy-Authorization"} {
+			if v := r.Header.Values(h); len(v) > 0 {
+				t.Errorf("%s reached the upstream: %q", h, v)
+			}
+		}
+		if len(r.Body) != 0 {
+			t.Errorf("a GET carried a body of %d bytes", len(r.Body))
+		}
+		if r.Header.Get("Authorization") != "Bearer "+clientBearer {
+			t.Errorf("Authorization = %q", r.Header.Get("Authorization"))
+		}
+		lt, err := cs.ListTools(t.Context(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tool := range lt.Tools {
+			if tool.Name == "keyedClash" {
+				if b, _ := json.Marshal(tool.InputSchema); strings.Contains(string(b), `"Authorization"`) {
+					t.Errorf("keyedClash offers an Authorization argument: %s", b)
+				}
+			}
+		}
+	})
+
 	t.Run("SameOriginRedirect", func(t *testing.T) {
 		res := call(t, cs, "redirectSame", nil)
 		wantOK(t, "redirectSame", res)
@@ -436,6 +473,12 @@ func TestStaticCredentials(t *testing.T) {
 	if r.Header.Get("X-Api-Key") != "" {
 		t.Errorf("keyedQuery: the header key was sent too")
 	}
+	// An argument named like the API key header does not replace the key.
+	wantOK(t, "keyedClash", call(t, cs, "keyedClash", map[string]any{"X-API-Key": "agent-chosen-key"}))
+	if got := rec.last(t, "/keyed-clash").Header.Values("X-Api-Key"); fmt.Sprint(got) != "["+headerKey+"]" {
+		t.Errorf("keyedClash: X-API-Key = %q, want only the static secret", got)
+	}
+
 	// The bearer scheme gets the static bearer, not the MCP client's.
 	wantOK(t, "getItem", call(t, cs, "getItem", map[string]any{"id": "static"}))
 	if got := rec.last(t, "/items/static").Header.Values("Authorization"); fmt.Sprint(got) != "[Bearer "+bearerKey+"]" {
