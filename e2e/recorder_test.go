@@ -123,7 +123,7 @@ func (rec *recorder) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"held":true}`)
-	case p == "/slow":
+	case p == "/slow" || p == "/keyed-slow":
 		select {
 		case <-r.Context().Done():
 		case <-time.After(20 * time.Second):
@@ -324,6 +324,21 @@ paths:
         - {name: Content-Length, in: header, schema: {type: string}}
         - {name: Cookie, in: header, schema: {type: string}}
         - {name: Proxy-Authorization, in: header, schema: {type: string}}
+      responses: {"200": {$ref: "#/components/responses/OK"}}
+  /keyed-redirect:
+    get:
+      operationId: keyedRedirect
+      security: [{apiKeyQuery: []}]
+      responses: {"200": {$ref: "#/components/responses/OK"}}
+  /keyed-away:
+    get:
+      operationId: keyedAway
+      security: [{apiKeyQuery: []}]
+      responses: {"200": {$ref: "#/components/responses/OK"}}
+  /keyed-slow:
+    get:
+      operationId: keyedSlow
+      security: [{apiKeyQuery: []}]
       responses: {"200": {$ref: "#/components/responses/OK"}}
   /keyed-query:
     get:

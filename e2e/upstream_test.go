@@ -449,11 +449,14 @@ func TestUnreachableUpstream(t *testing.T) {
 func TestStaticCredentials(t *testing.T) {
 	const headerKey, queryKey, bearerKey = "hdr-secret-e2e-4521", "qry-secret-e2e-9034", "static-bearer-e2e-1177"
 	rec := newRecorder(t)
+	other := newRecorder(t)
+	rec.redirect("/keyed-redirect", 302, "/items/kq?x=1")
+	rec.redirect("/keyed-away", 302, other.srv.URL+"/stolen")
 	g := startRecorded(t, rec, []string{
 		"MCPGATE_SECRET_APIKEYHEADER=" + headerKey,
 		"MCPGATE_SECRET_APIKEYQUERY=" + queryKey,
 		"MCPGATE_SECRET_BEARERAUTH=" + bearerKey,
-	}, "--credentials", "static", "--log-level", "debug")
+	}, "--credentials", "static", "--log-level", "debug", "--upstream-timeout", "500ms")
 	cs := connectHTTP(t, g.URL, connectOptions{Bearer: clientBearer})
 
 	wantOK(t, "keyedHeader", call(t, cs, "keyedHeader", nil))
@@ -473,6 +476,26 @@ func TestStaticCredentials(t *testing.T) {
 	if r.Header.Get("X-Api-Key") != "" {
 		t.Errorf("keyedQuery: the header key was sent too")
 	}
+	// A same-origin redirect gets the query key again (the new Location
+	// does not carry it); a cross-origin one is not followed; neither the
+	// error of a redirect nor that of a timeout shows the key.
+	wantOK(t, "keyedRedirect", call(t, cs, "keyedRedirect", nil))
+	if q, _ := url.ParseQuery(rec.last(t, "/items/kq").RawQuery); q.Get("api_key") != queryKey || q.Get("x") != "1" {
+		t.Errorf("after a same-origin redirect: query %q, want x=1 and the key", rec.last(t, "/items/kq").RawQuery)
+	}
+	res := call(t, cs, "keyedAway", nil)
+	wantError(t, "keyedAway", res, "another origin")
+	for _, r := range other.requests() {
+		t.Errorf("the other origin received %s", r.RequestURI)
+	}
+	slow := call(t, cs, "keyedSlow", nil)
+	wantError(t, "keyedSlow", slow, "did not answer within 500ms")
+	for _, r := range []string{text(res), text(slow)} {
+		if strings.Contains(r, queryKey) {
+			t.Errorf("a tool error shows the query key: %s", r)
+		}
+	}
+
 	// An argument named like the API key header does not replace the key.
 	wantOK(t, "keyedClash", call(t, cs, "keyedClash", map[string]any{"X-API-Key": "agent-chosen-key"}))
 	if got := rec.last(t, "/keyed-clash").Header.Values("X-Api-Key"); fmt.Sprint(got) != "["+headerKey+"]" {
