@@ -382,6 +382,8 @@ type connectOptions struct {
 	Want     string // the version that must be negotiated
 	NoStream bool   // DisableStandaloneSSE
 	Wire     *wire  // when set, records every response body
+	// Wrap, when set, wraps the client's HTTP transport.
+	Wrap func(http.RoundTripper) http.RoundTripper
 }
 
 // connectHTTP connects the go-sdk client to the gateway over Streamable
@@ -396,6 +398,9 @@ func connectHTTP(t *testing.T, url string, o connectOptions) *sdk.ClientSession 
 	}
 	if o.Bearer != "" {
 		rt = bearerTransport{o.Bearer, rt}
+	}
+	if o.Wrap != nil {
+		rt = o.Wrap(rt)
 	}
 	c := sdk.NewClient(&sdk.Implementation{Name: "mcpgate-e2e", Version: "0.0.1"}, o.Client)
 	var so *sdk.ClientSessionOptions
