@@ -31,8 +31,8 @@ type Config struct {
 	// Path is the MCP endpoint path (default /mcp).
 	Path string `yaml:"path"`
 	// Store keeps tasks and used requestState ids: "sqlite:PATH" (default,
-	// under the user's state directory) or "memory" (development only: all
-	// tasks are lost on restart).
+	// under the user's state directory), "postgres://…" (N replicas share
+	// it) or "memory" (development only: all tasks are lost on restart).
 	Store string `yaml:"store"`
 	// StateKeys is the requestState key ring, "kid:BASE64KEY,…" (newest
 	// first). Empty: MCPGATE_STATE_KEYS, else a random key (state then dies

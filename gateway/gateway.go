@@ -35,6 +35,7 @@ import (
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mrtr"
 	"github.com/mcpgate/mcpgate/openapi"
+	"github.com/mcpgate/mcpgate/postgres"
 	"github.com/mcpgate/mcpgate/proxy"
 	"github.com/mcpgate/mcpgate/sqlite"
 	"github.com/mcpgate/mcpgate/tasks"
@@ -217,10 +218,13 @@ func (g *Gateway) stateCodec(ctx context.Context) (mcp.StateCodec, error) {
 	// Each requestState resumes once: durably with a SQLite store, else in
 	// this process's memory.
 	var replay mrtr.ReplayCache = mrtr.NewMemoryReplayCache(mrtr.DefaultReplayCacheSize, nil)
-	if m, ok := g.store.(*sqlite.Manager); ok {
+	switch m := g.store.(type) {
+	case *sqlite.Manager:
 		if replay, err = sqlite.NewReplayCache(ctx, m, nil); err != nil {
 			return nil, err
 		}
+	case *postgres.Manager:
+		replay = postgres.NewReplayCache(m, postgres.ReplayOptions{}) // single use across replicas
 	}
 	codec, err := mrtr.NewCodec(ring, mrtr.Options{ReplayCache: replay})
 	if err != nil {
@@ -230,8 +234,24 @@ func (g *Gateway) stateCodec(ctx context.Context) (mcp.StateCodec, error) {
 }
 
 func (g *Gateway) openStore(ctx context.Context) error {
-	bus := tasks.NewBus(0)
+	var bus tasks.Publisher = tasks.NewBus(0)
+	takeOver := true // a single-node store: leases left at start belong to a dead process
 	switch {
+	case strings.HasPrefix(g.cfg.Store, "postgres://") || strings.HasPrefix(g.cfg.Store, "postgresql://"):
+		// Replicas share the database: their task changes reach every
+		// replica's listen streams over LISTEN/NOTIFY, and a dead
+		// replica's tasks are taken over when its leases lapse.
+		m, err := postgres.Open(ctx, g.cfg.Store, postgres.Options{})
+		if err != nil {
+			return fmt.Errorf("store postgres: %w", err)
+		}
+		pub, err := postgres.NewPublisher(m, postgres.PublisherOptions{Logger: g.logger})
+		if err != nil {
+			m.Close()
+			return fmt.Errorf("store postgres: %w", err)
+		}
+		g.store, bus, takeOver = m, pub, false
+		g.closeDB = func() error { err := pub.Close(); m.Close(); return err }
 	case g.cfg.Store == "memory":
 		g.logger.Warn("tasks are kept in memory: they are lost on restart (use --store sqlite:PATH)")
 		g.store = tasks.NewMemory(100_000, tasks.Options{Publisher: bus})
@@ -246,9 +266,9 @@ func (g *Gateway) openStore(ctx context.Context) error {
 		}
 		g.store, g.closeDB = m, m.Close
 	default:
-		return fmt.Errorf("store %q: use sqlite:PATH or memory", g.cfg.Store)
+		return fmt.Errorf("store %q: use sqlite:PATH, postgres://… or memory", g.cfg.Store)
 	}
-	runner, err := tasks.NewRunner(tasks.RunnerConfig{Manager: g.store, Publisher: bus, Logger: g.logger, TakeOverAtStart: true})
+	runner, err := tasks.NewRunner(tasks.RunnerConfig{Manager: g.store, Publisher: bus, Logger: g.logger, TakeOverAtStart: takeOver})
 	if err != nil {
 		return err
 	}

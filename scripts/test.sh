@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The project's test command (README: "Run the tests"). On a fresh machine it
-# needs Go, npm and network access to the Go module proxy and the npm
-# registry; it fetches what else it needs (the OpenAPI corpus, the pinned
-# conformance suite and Node 22) into caches under /tmp.
+# needs Go, npm and network access to the Go module proxy, the npm registry
+# and (for PostgreSQL, installed and started by scripts/postgres.sh as root)
+# Debian's packages; it fetches what else it needs (the OpenAPI corpus, the
+# pinned conformance suite and Node 22) into caches under /tmp.
 #
 #   scripts/test.sh            everything: vet, race tests, corpus, fuzz smoke, conformance
 #   QUICK=1 scripts/test.sh    skip the corpus fetch, fuzzing and conformance
@@ -20,6 +21,18 @@ if [[ -n "$unformatted" ]]; then echo "not gofmt'ed:"; echo "$unformatted"; exit
 
 step "go vet"
 go vet ./...
+
+if [[ -z "${MCPGATE_TEST_POSTGRES:-}" ]]; then
+  step "PostgreSQL for the store and cluster tests (scripts/postgres.sh)"
+  if pg_env="$(scripts/postgres.sh)"; then
+    eval "$pg_env"
+  elif [[ -n "${CI:-}" ]]; then
+    echo "test.sh: could not start PostgreSQL" >&2
+    exit 1
+  else
+    echo "test.sh: PostgreSQL is not available here: its tests will be skipped"
+  fi
+fi
 
 step "go test -race ./... (the corpus test runs next, without -race)"
 go test -race -count=1 -timeout 20m -skip '^TestCorpus$' ./...

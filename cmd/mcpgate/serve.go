@@ -55,7 +55,7 @@ func (f *serveFlags) register(fs *flag.FlagSet, withHTTP bool) {
 	fs.StringVar(&f.cfg.Spec, "spec", "", "OpenAPI document: a file, an http(s) URL, or - for stdin")
 	fs.StringVar(&f.cfg.Upstream, "upstream", "", "base URL of the API the tools call, e.g. https://api.example.com/v1")
 	fs.BoolVar(&f.cfg.Demo, "demo", false, "serve the built-in demo API (no --spec or --upstream needed)")
-	fs.StringVar(&f.cfg.Store, "store", "", `task store: "sqlite:PATH" (default ~/.local/state/mcpgate/mcpgate.db) or "memory" (dev only)`)
+	fs.StringVar(&f.cfg.Store, "store", "", `task store: "sqlite:PATH" (default ~/.local/state/mcpgate/mcpgate.db), "postgres://…" (replicas share it) or "memory" (dev only)`)
 	fs.StringVar(&f.cfg.Credentials.Mode, "credentials", "", "upstream credentials: passthrough (default), exchange (needs --auth oauth), static or none")
 	fs.DurationVar(&f.cfg.UpstreamTimeout, "upstream-timeout", 0, "bound on one upstream call (default 30s)")
 	fs.Int64Var(&f.cfg.MaxResponseBytes, "max-response-bytes", 0, "cap on an upstream response (default 1 MiB)")
