@@ -363,7 +363,7 @@ func TestDemoLegacy(t *testing.T) {
 			problems = append(problems, fmt.Sprintf("listCategories: structuredContent is not an object: %.60s…", b))
 		}
 		if len(problems) > 0 {
-			t.Skipf("bug (mcp/legacy.go legacyResult passes 2026-07-28 tool shapes to 2025-11-25 sessions; remove this skip once fixed): %d problems: %q", len(problems), problems)
+			t.Fatalf("2025-11-25 sessions got 2026-07-28 tool shapes: %d problems: %q", len(problems), problems)
 		}
 	})
 }

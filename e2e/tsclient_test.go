@@ -172,19 +172,16 @@ func TestTypeScriptClient(t *testing.T) {
 		t.Errorf("getPet 2 after the delete = %+v", out.AfterDelete)
 	}
 
-	// The strict halves of the SDK's own validation, kept apart: see the bug
-	// in the skip messages.
+	// The strict halves of the SDK's own validation: 2025-11-25 tool shapes
+	// (object-rooted outputSchema, object structuredContent).
 	t.Run("ListToolsValidates", func(t *testing.T) {
 		if out.ListToolsError != "" {
-			t.Skipf("bug (mcp/legacy.go legacyResult: tools/list passes 2026-07-28 outputSchemas unchanged to 2025-11-25 sessions, "+
-				"whose outputSchema must have root type \"object\"; the demo's $ref-rooted and array schemas fail the TS SDK's "+
-				"ListToolsResultSchema; remove this skip once fixed): %.400s", out.ListToolsError)
+			t.Fatalf("the TS SDK rejected tools/list (a 2025-11-25 outputSchema must have root type \"object\"): %.400s", out.ListToolsError)
 		}
 	})
 	t.Run("ArrayStructuredContent", func(t *testing.T) {
 		if out.ListCategoriesError != "" {
-			t.Skipf("bug (mcp/legacy.go legacyResult: a tools/call result whose structuredContent is a JSON array reaches a "+
-				"2025-11-25 session, where structuredContent must be an object; remove this skip once fixed): %.400s", out.ListCategoriesError)
+			t.Fatalf("the TS SDK rejected listCategories (2025-11-25 structuredContent must be an object): %.400s", out.ListCategoriesError)
 		}
 		if out.ListCategories == nil || out.ListCategories.IsError || !strings.Contains(out.ListCategories.Text, "Mammals") {
 			t.Errorf("listCategories = %+v", out.ListCategories)

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -237,7 +238,7 @@ func (sess *session) serve(ctx context.Context, msg *message, out stream) ([]byt
 			return nil, errInternal()
 		}
 		if head.ResultType != ResultInputRequired {
-			return legacyResult(res), nil
+			return legacyShapes(msg.method, legacyResult(res)), nil
 		}
 		if round >= 10 {
 			return nil, NewError(CodeInternalError, "Too many input rounds", nil)
@@ -366,6 +367,87 @@ func legacyResult(res []byte) []byte {
 		return res
 	}
 	return b
+}
+
+// legacyShapes adapts what 2026-07-28 allows and 2025-11-25 does not: an
+// outputSchema must have "type": "object" at its root (a $ref-rooted schema
+// whose target is an object gets the type added; any other is left out),
+// and structuredContent must be an object (a non-object one is left out;
+// the text block still carries it).
+func legacyShapes(method string, res []byte) []byte {
+	switch method {
+	case "tools/list":
+		var page map[string]json.RawMessage
+		var tools []map[string]json.RawMessage
+		if json.Unmarshal(res, &page) != nil || json.Unmarshal(page["tools"], &tools) != nil {
+			return res
+		}
+		changed := false
+		for _, t := range tools {
+			raw, ok := t["outputSchema"]
+			if !ok {
+				continue
+			}
+			if fixed, ok := objectRootedSchema(raw); !ok {
+				delete(t, "outputSchema")
+				changed = true
+			} else if fixed != nil {
+				t["outputSchema"] = fixed
+				changed = true
+			}
+		}
+		if !changed {
+			return res
+		}
+		page["tools"], _ = json.Marshal(tools)
+		b, err := json.Marshal(page)
+		if err != nil {
+			return res
+		}
+		return b
+	case "tools/call":
+		var m map[string]json.RawMessage
+		if json.Unmarshal(res, &m) != nil {
+			return res
+		}
+		if sc, ok := m["structuredContent"]; ok && (len(sc) == 0 || sc[0] != '{') {
+			delete(m, "structuredContent")
+			if b, err := json.Marshal(m); err == nil {
+				return b
+			}
+		}
+	}
+	return res
+}
+
+// objectRootedSchema reports whether schema can be an object-rooted
+// outputSchema, returning a rewritten schema (nil: unchanged) when the
+// root only needs "type": "object" added.
+func objectRootedSchema(schema json.RawMessage) (json.RawMessage, bool) {
+	var root map[string]json.RawMessage
+	if json.Unmarshal(schema, &root) != nil {
+		return nil, false
+	}
+	if string(root["type"]) == `"object"` {
+		return nil, true
+	}
+	if _, typed := root["type"]; typed {
+		return nil, false
+	}
+	var ref string
+	if json.Unmarshal(root["$ref"], &ref) != nil || !strings.HasPrefix(ref, "#/$defs/") {
+		return nil, false
+	}
+	var defs map[string]map[string]json.RawMessage
+	if json.Unmarshal(root["$defs"], &defs) != nil || string(defs[strings.TrimPrefix(ref, "#/$defs/")]["type"]) != `"object"` {
+		return nil, false
+	}
+	root["type"] = json.RawMessage(`"object"`)
+	b, err := json.Marshal(root)
+	if err != nil {
+		return nil, false
+	}
+	return b, true
 }
 
 // legacyError maps modern errors to their legacy form: a missing resource

@@ -150,7 +150,7 @@ func (e *Endpoint) render(resp *http.Response, body []byte, truncated bool) (*mc
 
 	res := e.successResult(code, mt, ct, body, truncated, limit, resp)
 	if e.proxy.checkOutput && accepted == nil && !res.IsError && len(e.tool.OutputSchema) > 0 {
-		res = e.checkOutput(res)
+		res = e.checkOutput(res, truncated, limit)
 	}
 	if accepted != nil && !res.IsError {
 		note := "The operation was accepted (HTTP 202) and continues asynchronously. Poll " + accepted.Location + " for its status"
@@ -388,13 +388,15 @@ func retryAfter(s string) time.Duration {
 // returns structuredContent valid against it: a success whose body is not
 // JSON, or JSON that does not validate, becomes a tool error (clients skip
 // output validation on errors) that still carries the upstream's content.
-func (e *Endpoint) checkOutput(res *mcp.CallToolResult) *mcp.CallToolResult {
+func (e *Endpoint) checkOutput(res *mcp.CallToolResult, truncated bool, limit int64) *mcp.CallToolResult {
 	sch, err := e.compiledOutputSchema()
 	if err != nil || sch == nil {
 		return res
 	}
 	var msg string
-	if raw, ok := res.StructuredContent.(json.RawMessage); !ok {
+	if raw, ok := res.StructuredContent.(json.RawMessage); !ok && truncated {
+		msg = fmt.Sprintf("The upstream's JSON answer exceeds the %d-byte response limit, so it was cut and cannot be checked against the tool's documented output schema.", limit)
+	} else if !ok {
 		msg = "The upstream's answer is not JSON, so it cannot match the tool's documented output schema."
 	} else if v, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw)); err != nil {
 		msg = "The upstream's answer is not valid JSON."
