@@ -131,6 +131,7 @@ type gatewayProc struct {
 	waitErr   error
 	stopOnce  sync.Once
 	signalled atomic.Bool
+	killed    atomic.Bool // killed on purpose (a crash test): no clean exit expected
 }
 
 // freePort returns a loopback address that was free a moment ago (for an
@@ -248,6 +249,9 @@ func waitHealthy(base string, exited <-chan struct{}) error {
 // (status 0) in time; SIGKILL otherwise.
 func (g *gatewayProc) stop(t *testing.T) {
 	g.stopOnce.Do(func() {
+		if g.killed.Load() {
+			return
+		}
 		if !g.signalled.Load() {
 			select {
 			case <-g.exited:
@@ -283,6 +287,12 @@ func (g *gatewayProc) sigterm() {
 func (g *gatewayProc) kill() {
 	_ = g.cmd.Process.Kill()
 	<-g.exited
+}
+
+// crash kills the gateway with SIGKILL, as a crash would.
+func (g *gatewayProc) crash() {
+	g.killed.Store(true)
+	g.kill()
 }
 
 // bearerTransport adds the caller's Authorization header to every request

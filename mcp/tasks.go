@@ -260,13 +260,15 @@ func (s *Server) runTask(ctx context.Context, t *TaskTool, ex *tasks.Exec) (json
 		exec:      ex, responses: responses,
 	}
 	res, err := t.Run(ctx, req)
+	if ctx.Err() != nil {
+		// Cancelled by the client, or the runner is stopping: whatever the
+		// handler made of its cancelled context is not the task's result.
+		return nil, context.Cause(ctx)
+	}
 	if err != nil {
 		var je *Error
 		if errors.As(err, &je) {
 			return nil, &tasks.RPCError{Code: je.Code, Message: je.Message, Data: je.Data}
-		}
-		if ctx.Err() != nil {
-			return nil, context.Cause(ctx)
 		}
 		res = ToolError(err.Error())
 	}
