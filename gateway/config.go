@@ -34,6 +34,12 @@ type Config struct {
 	// under the user's state directory), "postgres://…" (N replicas share
 	// it) or "memory" (development only: all tasks are lost on restart).
 	Store string `yaml:"store"`
+	// TaskConcurrency bounds the task handlers running at once in this
+	// process (default 16); TaskLease is how long a worker's claim on a task
+	// lasts without renewal (default 30 s): another replica takes a task
+	// over when its worker's lease lapses.
+	TaskConcurrency int           `yaml:"task_concurrency"`
+	TaskLease       time.Duration `yaml:"task_lease"`
 	// StateKeys is the requestState key ring, "kid:BASE64KEY,…" (newest
 	// first). Empty: MCPGATE_STATE_KEYS, else a random key (state then dies
 	// with the process and cannot cross replicas).

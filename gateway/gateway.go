@@ -268,7 +268,15 @@ func (g *Gateway) openStore(ctx context.Context) error {
 	default:
 		return fmt.Errorf("store %q: use sqlite:PATH, postgres://… or memory", g.cfg.Store)
 	}
-	runner, err := tasks.NewRunner(tasks.RunnerConfig{Manager: g.store, Publisher: bus, Logger: g.logger, TakeOverAtStart: takeOver})
+	rc := tasks.RunnerConfig{Manager: g.store, Publisher: bus, Logger: g.logger, TakeOverAtStart: takeOver,
+		Concurrency: g.cfg.TaskConcurrency, Lease: g.cfg.TaskLease}
+	if rc.Concurrency <= 0 {
+		rc.Concurrency = 16
+	}
+	if rc.Lease > 0 {
+		rc.Scan = min(10*time.Second, rc.Lease) // look for lapsed leases about as often as they lapse
+	}
+	runner, err := tasks.NewRunner(rc)
 	if err != nil {
 		return err
 	}

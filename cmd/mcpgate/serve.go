@@ -59,6 +59,8 @@ func (f *serveFlags) register(fs *flag.FlagSet, withHTTP bool) {
 	fs.StringVar(&f.cfg.Credentials.Mode, "credentials", "", "upstream credentials: passthrough (default), exchange (needs --auth oauth), static or none")
 	fs.DurationVar(&f.cfg.UpstreamTimeout, "upstream-timeout", 0, "bound on one upstream call (default 30s)")
 	fs.Int64Var(&f.cfg.MaxResponseBytes, "max-response-bytes", 0, "cap on an upstream response (default 1 MiB)")
+	fs.IntVar(&f.cfg.TaskConcurrency, "task-concurrency", 0, "task handlers running at once in this process (default 16)")
+	fs.DurationVar(&f.cfg.TaskLease, "task-lease", 0, "a worker's claim on a task without renewal; another replica takes over after it (default 30s)")
 	fs.StringVar(&f.tasks, "task-operations", "", "operations (operationId or \"METHOD /path\", comma-separated) served as durable tasks")
 	fs.StringVar(&f.cfg.Confirm, "confirm", "", "calls the user confirms first when the client supports elicitation: destructive (default), writes or none")
 	fs.BoolVar(&f.cfg.SkipOutputCheck, "skip-output-check", false, "do not validate upstream JSON against the tools' outputSchema")
@@ -107,6 +109,10 @@ func (f *serveFlags) resolve(fs *flag.FlagSet) (gateway.Config, error) {
 			cfg.UpstreamTimeout = f.cfg.UpstreamTimeout
 		case "max-response-bytes":
 			cfg.MaxResponseBytes = f.cfg.MaxResponseBytes
+		case "task-concurrency":
+			cfg.TaskConcurrency = f.cfg.TaskConcurrency
+		case "task-lease":
+			cfg.TaskLease = f.cfg.TaskLease
 		case "task-operations":
 			cfg.Tools.Tasks = splitList(f.tasks)
 		case "auth":
