@@ -172,23 +172,28 @@ func newLogger(c gateway.LogConfig, w io.Writer) (*slog.Logger, error) {
 	return nil, usagef("log format %q: use text or json", c.Format)
 }
 
-func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("serve", "(--spec FILE|URL --upstream URL | --demo) [flags]",
-		"Serve an HTTP API described by OpenAPI as MCP (2026-07-28, and 2025-11-25 clients)\nover Streamable HTTP, one tool per operation, at http://ADDR/PATH.\n\n"+serveEnvHelp, stderr)
+// buildGateway parses the flags of serve or stdio, merges them with the
+// config file and the environment, and builds the gateway.
+func buildGateway(ctx context.Context, name, description string, withHTTP bool, args []string, stderr io.Writer) (*gateway.Gateway, error) {
+	fs := newFlagSet(name, "(--spec FILE|URL --upstream URL | --demo) [flags]", description+"\n\n"+serveEnvHelp, stderr)
 	var f serveFlags
-	f.register(fs, true)
+	f.register(fs, withHTTP)
 	if err := parseFlags(fs, args); err != nil {
-		return err
+		return nil, err
 	}
 	cfg, err := f.resolve(fs)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	logger, err := newLogger(cfg.Log, stderr)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	g, err := gateway.New(ctx, cfg, logger)
+	return gateway.New(ctx, cfg, logger)
+}
+
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	g, err := buildGateway(ctx, "serve", "Serve an HTTP API described by OpenAPI as MCP (2026-07-28, and 2025-11-25 clients)\nover Streamable HTTP, one tool per operation, at http://ADDR/PATH.", true, args, stderr)
 	if err != nil {
 		return err
 	}
@@ -203,22 +208,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 }
 
 func runStdio(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("stdio", "(--spec FILE|URL --upstream URL | --demo) [flags]",
-		"Serve an HTTP API described by OpenAPI as MCP over stdio (for desktop clients that\nstart the server as a subprocess). Logs go to stderr; stdout carries only MCP.\n\n"+serveEnvHelp, stderr)
-	var f serveFlags
-	f.register(fs, false)
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	cfg, err := f.resolve(fs)
-	if err != nil {
-		return err
-	}
-	logger, err := newLogger(cfg.Log, stderr)
-	if err != nil {
-		return err
-	}
-	g, err := gateway.New(ctx, cfg, logger)
+	g, err := buildGateway(ctx, "stdio", "Serve an HTTP API described by OpenAPI as MCP over stdio (for desktop clients that\nstart the server as a subprocess). Logs go to stderr; stdout carries only MCP.", false, args, stderr)
 	if err != nil {
 		return err
 	}
