@@ -82,7 +82,7 @@ TARGETS=(
 
 # ---- GATEWAY: mcpgate serve on the demo document (the tool is getPet) -------
 # On by default; GATEWAY=0 leaves it out. GATEWAY_ARGS adds flags (for
-# example --skip-output-check); the task store is in memory.
+# example --check-output); the task store is in memory.
 GATEWAY=${GATEWAY:-1}
 GATEWAY_ARGS=${GATEWAY_ARGS:-}
 start_gateway() {

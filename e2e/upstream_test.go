@@ -31,7 +31,8 @@ func TestRecordedUpstream(t *testing.T) {
 	rec.redirect("/away-alias", 302, "http://localhost:"+port+"/items/alias")
 	rec.redirect("/same", 302, "/items/landed")
 	rec.redirect("/same-307", 307, "/items/landed-307")
-	g := startRecorded(t, rec, nil, "--upstream-timeout", "500ms", "--max-response-bytes", "4096", "--log-level", "debug")
+	// --check-output: the truncated-JSON check below is the output check's.
+	g := startRecorded(t, rec, nil, "--upstream-timeout", "500ms", "--max-response-bytes", "4096", "--log-level", "debug", "--check-output")
 	cs := connectHTTP(t, g.URL, connectOptions{Bearer: clientBearer})
 
 	t.Run("ParameterStyles", func(t *testing.T) {

@@ -57,10 +57,15 @@ type Config struct {
 	// loopback only). Set them when the gateway is reached by a public name.
 	AllowedHosts   []string `yaml:"allowed_hosts"`
 	AllowedOrigins []string `yaml:"allowed_origins"`
-	// SkipOutputCheck stops validating upstream JSON against the tools'
-	// outputSchema. By default a response that does not match is a tool
-	// error (MCP requires structuredContent to match a declared schema).
-	SkipOutputCheck bool `yaml:"skip_output_check"`
+	// CheckOutput validates every upstream JSON response against the tool's
+	// outputSchema; one that does not match becomes a tool error instead of
+	// reaching the client (MCP requires structuredContent to match a
+	// declared schema). Off by default: the outputSchema is the API's own
+	// documented response, kept honest by redaction (seed 003), clients
+	// validate structured output themselves, and the check costs about a
+	// third of the gateway's throughput. Turn it on for APIs whose document
+	// may drift from what they send.
+	CheckOutput bool `yaml:"check_output"`
 	// Confirm says which calls the user confirms first (when the client
 	// supports elicitation): "destructive" (default), "writes" or "none".
 	Confirm string `yaml:"confirm"`

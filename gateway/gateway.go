@@ -105,7 +105,7 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (g *Gateway, err 
 		BaseURL:          base,
 		Timeout:          cfg.UpstreamTimeout,
 		MaxResponseBytes: cfg.MaxResponseBytes,
-		CheckOutput:      !cfg.SkipOutputCheck,
+		CheckOutput:      cfg.CheckOutput,
 		Auth:             auth,
 		Logger:           logger,
 	})
