@@ -451,7 +451,7 @@ func (g *generator) parameterCandidates(where, path string, item *openapi3.PathI
 				}
 				declaredPath[p.Name] = true
 			}
-			if loc == "header" && isReservedHeader(p.Name) {
+			if loc == "header" && ReservedHeader(p.Name) {
 				continue
 			}
 			cands = append(cands, g.paramCandidate(p))
@@ -555,10 +555,17 @@ func isMutating(method string) bool {
 	return false
 }
 
-// isReservedHeader: OpenAPI says these header parameters are ignored.
-func isReservedHeader(name string) bool {
+// ReservedHeader reports whether a header parameter never becomes a tool
+// argument: OpenAPI says Accept, Content-Type and Authorization parameters
+// are ignored, and no argument may set a credential, hop-by-hop, framing
+// or routing header (the credential resolver and the transport set those).
+func ReservedHeader(name string) bool {
 	switch strings.ToLower(name) {
-	case "accept", "content-type", "authorization":
+	case "accept", "content-type", "authorization",
+		"proxy-authorization", "proxy-authenticate", "cookie", "set-cookie", "www-authenticate",
+		"host", "content-length", "transfer-encoding", "connection", "keep-alive", "te",
+		"trailer", "upgrade", "proxy-connection", "accept-encoding", "expect", "max-forwards", "http2-settings",
+		"forwarded", "x-forwarded-for", "x-forwarded-host", "x-forwarded-proto", "x-real-ip":
 		return true
 	}
 	return false

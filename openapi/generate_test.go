@@ -690,3 +690,41 @@ func TestRedactNarrowsOutputSchema(t *testing.T) {
 		t.Error("unredacted schema accepted a response without email")
 	}
 }
+
+// TestReservedHeadersAreNotArguments: header parameters that no argument may
+// set (credentials, hop-by-hop, framing, routing) are not offered to the
+// agent; ordinary headers are.
+func TestReservedHeadersAreNotArguments(t *testing.T) {
+	doc := []byte(`{"openapi":"3.0.3","info":{"title":"h","version":"1"},"paths":{"/x":{"get":{"operationId":"getX","parameters":[
+	  {"name":"Host","in":"header","schema":{"type":"string"}},
+	  {"name":"Cookie","in":"header","schema":{"type":"string"}},
+	  {"name":"Transfer-Encoding","in":"header","schema":{"type":"string"}},
+	  {"name":"X-Forwarded-For","in":"header","schema":{"type":"string"}},
+	  {"name":"Authorization","in":"header","schema":{"type":"string"}},
+	  {"name":"X-Request-Id","in":"header","schema":{"type":"string"}}],
+	  "responses":{"200":{"description":"ok"}}}}}}`)
+	d, err := Parse(context.Background(), doc, "h.json", LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Generate(d, GenerateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool := findTool(t, res, "getX")
+	var got []string
+	for _, a := range tool.Route.Arguments {
+		got = append(got, a.Param)
+	}
+	if len(got) != 1 || got[0] != "X-Request-Id" {
+		t.Fatalf("header arguments %v, want only X-Request-Id", got)
+	}
+	for _, h := range []string{"host", "COOKIE", "Connection", "x-real-ip", "Accept", "Content-Type"} {
+		if !ReservedHeader(h) {
+			t.Errorf("%s should be reserved", h)
+		}
+	}
+	if ReservedHeader("X-Api-Key") {
+		t.Error("X-Api-Key is an ordinary header")
+	}
+}

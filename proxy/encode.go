@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/mcpgate/mcpgate/openapi"
 )
 
 // This file holds the parameter serializers: OpenAPI style/explode for
@@ -540,19 +542,10 @@ func validHeaderValue(s string) bool {
 }
 
 // forbiddenHeader names headers no argument may set: hop-by-hop headers,
-// framing, routing and credentials. The auth resolver sets credentials; the
+// framing, routing and credentials (one list with the generator, which
+// never offers them as arguments). The auth resolver sets credentials; the
 // transport sets the rest.
-func forbiddenHeader(name string) bool {
-	switch strings.ToLower(name) {
-	case "authorization", "proxy-authorization", "proxy-authenticate", "cookie", "set-cookie",
-		"host", "content-length", "transfer-encoding", "connection", "keep-alive", "te",
-		"trailer", "upgrade", "proxy-connection", "content-type", "accept-encoding", "expect",
-		"forwarded", "x-forwarded-for", "x-forwarded-host", "x-forwarded-proto", "x-real-ip",
-		"www-authenticate", "max-forwards", "http2-settings":
-		return true
-	}
-	return false
-}
+func forbiddenHeader(name string) bool { return openapi.ReservedHeader(name) }
 
 // isJSONType reports whether a media type is JSON (application/json or a
 // +json suffix).
