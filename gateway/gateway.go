@@ -46,12 +46,13 @@ var Version = "0.1.0-dev"
 
 // Gateway is a built gateway, ready to serve.
 type Gateway struct {
-	cfg    Config
-	logger *slog.Logger
-	server *mcp.Server
-	proxy  *proxy.Proxy
-	result *openapi.Result
-	oauth  *oauth // nil unless auth mode oauth
+	cfg     Config
+	logger  *slog.Logger
+	server  *mcp.Server
+	proxy   *proxy.Proxy
+	result  *openapi.Result
+	oauth   *oauth // nil unless auth mode oauth
+	metrics *metrics
 
 	store     tasks.Manager
 	closeDB   func() error
@@ -73,7 +74,7 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (g *Gateway, err 
 	if err != nil {
 		return nil, err
 	}
-	g = &Gateway{cfg: cfg, logger: logger, taskCreds: newCredentialVault()}
+	g = &Gateway{cfg: cfg, logger: logger, taskCreds: newCredentialVault(), metrics: newMetrics()}
 	defer func() {
 		if err != nil {
 			g.Close()
@@ -309,6 +310,7 @@ func (g *Gateway) addTools() error {
 			if g.needsConfirm(t) {
 				h = confirmFirst(t, h)
 			}
+			h = g.metrics.tool(t.Name, h)
 			err = g.server.AddTool(&mt, h)
 		}
 		if err != nil {
@@ -347,13 +349,13 @@ func instructions(res *openapi.Result, upstream string) string {
 }
 
 // Handler is the gateway's HTTP surface: the MCP endpoint at the configured
-// path and GET /healthz.
+// path, GET /healthz and GET /metrics (Prometheus).
 func (g *Gateway) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mcpHandler := mcp.NewHTTPHandler(g.server, &mcp.HTTPOptions{
+	mcpHandler := g.metrics.instrument(mcp.NewHTTPHandler(g.server, &mcp.HTTPOptions{
 		AllowedHosts: g.cfg.AllowedHosts, AllowedOrigins: g.cfg.AllowedOrigins,
 		Legacy: mcp.LegacyOptions{Disable: g.cfg.DisableLegacy},
-	})
+	}))
 	if g.oauth != nil {
 		h, err := g.oauth.wrap(mux, g.cfg.Path, mcpHandler)
 		if err != nil {
@@ -366,6 +368,7 @@ func (g *Gateway) Handler() http.Handler {
 	} else {
 		mux.Handle(g.cfg.Path, g.bearerPrincipal(mcpHandler))
 	}
+	mux.Handle("GET /metrics", g.metrics.handler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"status":"ok","tools":%d}`, len(g.result.Tools))

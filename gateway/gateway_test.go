@@ -217,3 +217,42 @@ func TestReportTask(t *testing.T) {
 		t.Fatalf("inline createReport: %v %s", err, text(res))
 	}
 }
+
+func TestMetrics(t *testing.T) {
+	g := newDemo(t, Config{})
+	ts := httptest.NewServer(g.Handler())
+	defer ts.Close()
+	call := func(name, args string) {
+		req, _ := http.NewRequest(http.MethodPost, ts.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"`+name+`","arguments":`+args+`,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", "tools/call")
+		req.Header.Set("Mcp-Name", name)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	call("getPet", `{"petId":1}`)
+	call("getPet", `{"petId":999999}`) // 404 upstream: a tool error
+	call("listPets", `{"limit":1000}`) // invalid arguments: a tool error
+	resp, err := http.Get(ts.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{
+		`mcpgate_requests_total{method="tools/call",status="200"} 3`,
+		`mcpgate_tool_calls_total{outcome="ok",tool="getPet"} 1`,
+		`mcpgate_tool_calls_total{outcome="tool_error",tool="getPet"} 1`,
+		`mcpgate_tool_calls_total{outcome="tool_error",tool="listPets"} 1`,
+		`mcpgate_tool_call_duration_seconds_count{tool="getPet"} 2`,
+	} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}
