@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -28,7 +29,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/mcpgate/mcpgate/demo"
@@ -58,10 +58,9 @@ type Gateway struct {
 	closeDB   func() error
 	runner    *tasks.Runner
 	bus       tasks.Publisher
+	takeOver  bool // a single-node store: leases left at start belong to a dead process
 	demoStop  func()
 	taskCreds *credentialVault
-
-	runOnce sync.Once
 }
 
 // New builds a gateway from cfg: it loads and generates the tools, opens the
@@ -269,7 +268,10 @@ func (g *Gateway) openStore(ctx context.Context) error {
 	default:
 		return fmt.Errorf("store %q: use sqlite:PATH, postgres://… or memory", g.cfg.Store)
 	}
-	rc := tasks.RunnerConfig{Manager: g.store, Publisher: bus, Logger: g.logger, TakeOverAtStart: takeOver,
+	// The takeover of a single-node store's leftover leases runs in
+	// startRunner, before any request is served, never beside new work.
+	g.takeOver = takeOver
+	rc := tasks.RunnerConfig{Manager: g.store, Publisher: bus, Logger: g.logger,
 		Concurrency: g.cfg.TaskConcurrency, Lease: g.cfg.TaskLease}
 	if rc.Concurrency <= 0 {
 		rc.Concurrency = 16
@@ -403,6 +405,17 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 // startRunner runs the task workers until the returned stop is called.
 func (g *Gateway) startRunner() (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
+	if g.takeOver {
+		// With a single-node store every lease left at start belonged to a
+		// dead process. Take them over now, before any request is served:
+		// done beside new work, it would also take over this process's
+		// own fresh leases.
+		if st, err := g.runner.Recover(ctx, time.Unix(math.MaxInt32, 0)); err != nil {
+			g.logger.Error("tasks: recovery at start failed", "err", err)
+		} else if st.Requeued+st.Failed+st.Cancelled > 0 {
+			g.logger.Info("tasks: recovered tasks left by a previous run", "requeued", st.Requeued, "failed", st.Failed, "cancelled", st.Cancelled)
+		}
+	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
