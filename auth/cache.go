@@ -79,9 +79,3 @@ func (c *ttlCache[K, V]) put(k K, v V, exp time.Time) {
 	}
 	c.m[k] = ttlEntry[V]{v: v, exp: exp}
 }
-
-func (c *ttlCache[K, V]) len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.m)
-}

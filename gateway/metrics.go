@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/mcpgate/mcpgate/mcp"
@@ -42,7 +43,7 @@ func newMetrics() *metrics {
 		}, []string{"tool"}),
 	}
 	m.registry.MustRegister(m.requests, m.latency, m.toolCalls, m.toolTime,
-		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 

@@ -367,7 +367,7 @@ func validToolName(name string) error {
 	for i := 0; i < len(name); i++ {
 		c := name[i]
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.') {
-			return fmt.Errorf("mcp: tool name %q may only hold A-Z a-z 0-9 _ - .", name)
+			return fmt.Errorf("mcp: tool name %q has a character other than A-Z a-z 0-9 _ - or a dot", name)
 		}
 	}
 	return nil
