@@ -64,20 +64,17 @@ type Publisher struct {
 	// with the attempt number (0 for the first).
 	beforeListen func(attempt int)
 
+	// bus fans the ids heard on the channel out to local subscribers.
+	bus *tasks.Bus
+
 	mu      sync.Mutex
-	subs    map[*subscriber]struct{}
 	started bool
 	closed  bool
 	stop    context.CancelFunc
 	done    chan struct{}
 
-	dropped, reconnects, caughtUp, publishErrs atomic.Uint64
-	listening                                  atomic.Bool
-}
-
-type subscriber struct {
-	ch   chan string
-	once sync.Once
+	reconnects, caughtUp, publishErrs atomic.Uint64
+	listening                         atomic.Bool
 }
 
 // PublisherStats counts what a Publisher did.
@@ -127,7 +124,7 @@ func NewPublisher(m *Manager, opts PublisherOptions) (*Publisher, error) {
 		name = name[:63]
 	}
 	cfg.RuntimeParams["application_name"] = name
-	return &Publisher{m: m, channel: m.channel, opts: opts, connCfg: cfg, subs: make(map[*subscriber]struct{})}, nil
+	return &Publisher{m: m, channel: m.channel, opts: opts, connCfg: cfg, bus: tasks.NewBus(opts.Buffer)}, nil
 }
 
 // Publish implements [tasks.Publisher]: NOTIFY id on the channel, bounded
@@ -145,41 +142,15 @@ func (p *Publisher) Publish(ctx context.Context, id string) {
 // Subscribe implements [tasks.Publisher]. The first call starts the
 // listener. After Close it returns a closed channel.
 func (p *Publisher) Subscribe(ctx context.Context) (<-chan string, func()) {
-	s := &subscriber{ch: make(chan string, p.opts.Buffer)}
 	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
-		close(s.ch)
-		return s.ch, func() {}
-	}
-	p.subs[s] = struct{}{}
-	if !p.started {
+	if !p.started && !p.closed {
 		p.started = true
 		lctx, stop := context.WithCancel(context.Background())
 		p.stop, p.done = stop, make(chan struct{})
 		go p.listen(lctx)
 	}
 	p.mu.Unlock()
-	stop := make(chan struct{})
-	cancel := func() {
-		s.once.Do(func() {
-			p.mu.Lock()
-			if _, ok := p.subs[s]; ok {
-				delete(p.subs, s)
-				close(s.ch) // under mu: deliver is not sending
-			}
-			p.mu.Unlock()
-			close(stop)
-		})
-	}
-	go func() {
-		select {
-		case <-ctx.Done():
-			cancel()
-		case <-stop:
-		}
-	}()
-	return s.ch, cancel
+	return p.bus.Subscribe(ctx)
 }
 
 // Close stops the listener and ends every subscription.
@@ -196,19 +167,14 @@ func (p *Publisher) Close() error {
 		stop()
 		<-done
 	}
-	p.mu.Lock()
-	for s := range p.subs {
-		delete(p.subs, s)
-		close(s.ch)
-	}
-	p.mu.Unlock()
+	p.bus.Close()
 	return nil
 }
 
 // Stats returns the publisher's counters.
 func (p *Publisher) Stats() PublisherStats {
 	return PublisherStats{
-		Dropped:     p.dropped.Load(),
+		Dropped:     p.bus.Dropped(),
 		Reconnects:  p.reconnects.Load(),
 		CaughtUp:    p.caughtUp.Load(),
 		PublishErrs: p.publishErrs.Load(),
@@ -216,18 +182,8 @@ func (p *Publisher) Stats() PublisherStats {
 	}
 }
 
-// deliver hands id to every subscriber that has room.
-func (p *Publisher) deliver(id string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for s := range p.subs {
-		select {
-		case s.ch <- id:
-		default:
-			p.dropped.Add(1)
-		}
-	}
-}
+// deliver hands id to every local subscriber that has room.
+func (p *Publisher) deliver(id string) { p.bus.Publish(context.Background(), id) }
 
 // listen keeps one LISTEN session alive until ctx ends.
 func (p *Publisher) listen(ctx context.Context) {

@@ -33,6 +33,7 @@ type Bus struct {
 	mu      sync.Mutex
 	subs    map[*busSub]struct{}
 	dropped uint64
+	closed  bool
 }
 
 type busSub struct {
@@ -61,18 +62,26 @@ func (b *Bus) Publish(_ context.Context, id string) {
 	}
 }
 
-// Subscribe implements [Publisher].
+// Subscribe implements [Publisher]. After Close it returns a closed
+// channel.
 func (b *Bus) Subscribe(ctx context.Context) (<-chan string, func()) {
 	s := &busSub{ch: make(chan string, b.buffer)}
 	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		close(s.ch)
+		return s.ch, func() {}
+	}
 	b.subs[s] = struct{}{}
 	b.mu.Unlock()
 	stop := make(chan struct{})
 	cancel := func() {
 		s.once.Do(func() {
 			b.mu.Lock()
-			delete(b.subs, s)
-			close(s.ch) // under mu: no Publish is sending
+			if _, ok := b.subs[s]; ok { // Close may have ended it already
+				delete(b.subs, s)
+				close(s.ch) // under mu: no Publish is sending
+			}
 			b.mu.Unlock()
 			close(stop)
 		})
@@ -85,6 +94,18 @@ func (b *Bus) Subscribe(ctx context.Context) (<-chan string, func()) {
 		}
 	}()
 	return s.ch, cancel
+}
+
+// Close ends every subscription (their channels close) and refuses new
+// ones. Publishing after Close does nothing.
+func (b *Bus) Close() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.closed = true
+	for s := range b.subs {
+		delete(b.subs, s)
+		close(s.ch)
+	}
 }
 
 // Dropped returns how many events were dropped for slow subscribers.
