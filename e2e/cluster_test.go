@@ -191,6 +191,9 @@ func TestClusterReplicas(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond) // a client's polling interval
 	}
+	if res, _ := rpc(t, b, "tasks/get", id, map[string]any{"taskId": id}); !strings.Contains(fmt.Sprint(res["result"]), "n:1") {
+		t.Fatalf("completed without the upstream's answer: %v", res["result"])
+	}
 	select {
 	case line := <-notified:
 		if !strings.Contains(line, `"status":"completed"`) {
