@@ -3,10 +3,7 @@ package gateway
 import (
 	"container/list"
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -61,9 +58,6 @@ func (g *Gateway) taskRun(ep *proxy.Endpoint) func(ctx context.Context, req *mcp
 				return nil, ctx.Err()
 			}
 			r, err = g.proxy.Poll(ctx, ep, acc)
-			if err == nil && r.Accepted == nil && stillRunning(r) {
-				r.Accepted = acc // a 200 status resource that says the work goes on
-			}
 		}
 		if err != nil {
 			return nil, err
@@ -95,35 +89,6 @@ func (g *Gateway) prepareTask(confirm func(context.Context, *mcp.CallToolRequest
 		g.taskCreds.put(p.Subject, p.Credential)
 		return nil
 	}
-}
-
-// stillRunning reports whether a polled status resource says the operation
-// is not finished: a JSON object whose "status" (or "state") is one of the
-// usual in-progress words.
-func stillRunning(r *proxy.DispatchResult) bool {
-	if r.Result == nil || r.Result.IsError || r.Status != http.StatusOK {
-		return false
-	}
-	var obj map[string]any
-	switch sc := r.Result.StructuredContent.(type) {
-	case map[string]any:
-		obj = sc
-	case json.RawMessage:
-		if json.Unmarshal(sc, &obj) != nil {
-			return false
-		}
-	default:
-		return false
-	}
-	for _, k := range []string{"status", "state"} {
-		if v, ok := obj[k].(string); ok {
-			switch strings.ToLower(strings.ReplaceAll(v, "_", "")) {
-			case "running", "pending", "inprogress", "queued", "notstarted", "accepted", "working", "processing", "started":
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // credentialVault remembers, in memory only, the latest credential of each

@@ -206,16 +206,16 @@ func TestPollAccepted(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantOK(t, st.Result)
-	if !strings.Contains(structured(t, st.Result), `"status":"running"`) {
-		t.Fatalf("poll while running: %s", text(st.Result))
+	if !strings.Contains(structured(t, st.Result), `"status":"running"`) || st.Accepted == nil || st.Accepted.Location != out.Accepted.Location {
+		t.Fatalf("poll while running must report the operation still accepted: %s %+v", text(st.Result), st.Accepted)
 	}
 	clock.Store(int64(2 * time.Minute))
 	st, err = p.Poll(ctx, eps["createReport"], out.Accepted)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(structured(t, st.Result), `"status":"done"`) {
-		t.Fatalf("poll when done: %s", text(st.Result))
+	if !strings.Contains(structured(t, st.Result), `"status":"done"`) || st.Accepted != nil {
+		t.Fatalf("poll when done: %s %+v", text(st.Result), st.Accepted)
 	}
 	// another origin is never polled
 	st, err = p.Poll(ctx, eps["createReport"], &Accepted{Location: "http://evil.example/ops/1"})

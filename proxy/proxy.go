@@ -763,9 +763,11 @@ func quoteEscape(s string) string {
 
 // Poll fetches the status resource of an earlier 202 Accepted (a GET of
 // a.Location) with the credentials the endpoint's route gets, and renders
-// the answer like any response of that endpoint (redaction included): a
-// further 202 reports Accepted again; the final answer is the operation's
-// result. A Location on another origin is never requested (a tool error
+// the answer like any response of that endpoint (redaction included). The
+// operation is still under way (Accepted is set again) when the answer is
+// a further 202, or a 200 JSON object whose "status" or "state" is one of
+// the usual in-progress words (running, pending, in_progress, queued, …);
+// otherwise the answer is the operation's result. A Location on another origin is never requested (a tool error
 // says so), so polling cannot carry a credential off the upstream. It is
 // the hook a Tasks integration drives.
 func (p *Proxy) Poll(ctx context.Context, e *Endpoint, a *Accepted) (*DispatchResult, error) {
@@ -803,5 +805,36 @@ func (p *Proxy) Poll(ctx context.Context, e *Endpoint, a *Accepted) (*DispatchRe
 	if !p.sameOrigin(req.URL) {
 		return nil, errors.New("proxy: auth resolver changed the request origin")
 	}
-	return p.send(parent, ctx, e, req), nil
+	r := p.send(parent, ctx, e, req)
+	if r.Accepted == nil && stillRunning(r) {
+		r.Accepted = &Accepted{Location: a.Location, RetryAfter: retryAfter(r.Header.Get("Retry-After"))}
+	}
+	return r, nil
+}
+
+// stillRunning reports whether a polled status resource says the
+// operation is not finished.
+func stillRunning(r *DispatchResult) bool {
+	if r.Result == nil || r.Result.IsError || r.Status != http.StatusOK {
+		return false
+	}
+	raw, ok := r.Result.StructuredContent.(json.RawMessage)
+	if !ok {
+		return false
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(raw, &obj) != nil {
+		return false
+	}
+	for _, k := range []string{"status", "state"} {
+		var v string
+		if json.Unmarshal(obj[k], &v) != nil {
+			continue
+		}
+		switch strings.ToLower(strings.ReplaceAll(v, "_", "")) {
+		case "running", "pending", "inprogress", "queued", "notstarted", "accepted", "working", "processing", "started":
+			return true
+		}
+	}
+	return false
 }
