@@ -238,7 +238,7 @@ func (sess *session) serve(ctx context.Context, msg *message, out stream) ([]byt
 			return nil, errInternal()
 		}
 		if head.ResultType != ResultInputRequired {
-			return legacyShapes(msg.method, legacyResult(res)), nil
+			return legacyResult(msg.method, res), nil
 		}
 		if round >= 10 {
 			return nil, NewError(CodeInternalError, "Too many input rounds", nil)
@@ -341,9 +341,14 @@ func legacyElicitParams(p json.RawMessage) json.RawMessage {
 	return b
 }
 
-// legacyResult removes what 2026-07-28 added to results: resultType, the
-// cache hints and the serverInfo in _meta.
-func legacyResult(res []byte) []byte {
+// legacyResult turns a 2026-07-28 result into its 2025-11-25 shape, in one
+// decode: it removes what 2026-07-28 added (resultType, the cache hints,
+// the serverInfo in _meta) and adapts what 2026-07-28 allows and 2025-11-25
+// does not: an outputSchema must have "type": "object" at its root (a
+// $ref-rooted schema whose target is an object gets the type added; any
+// other is left out), and structuredContent must be an object (a non-object
+// one is left out; the text block still carries it).
+func legacyResult(method string, res []byte) []byte {
 	var m map[string]json.RawMessage
 	if json.Unmarshal(res, &m) != nil {
 		return res
@@ -362,62 +367,33 @@ func legacyResult(res []byte) []byte {
 			}
 		}
 	}
+	switch method {
+	case "tools/list":
+		var tools []map[string]json.RawMessage
+		if json.Unmarshal(m["tools"], &tools) == nil {
+			for _, t := range tools {
+				raw, ok := t["outputSchema"]
+				if !ok {
+					continue
+				}
+				if fixed, ok := objectRootedSchema(raw); !ok {
+					delete(t, "outputSchema")
+				} else if fixed != nil {
+					t["outputSchema"] = fixed
+				}
+			}
+			m["tools"], _ = json.Marshal(tools)
+		}
+	case "tools/call":
+		if sc, ok := m["structuredContent"]; ok && (len(sc) == 0 || sc[0] != '{') {
+			delete(m, "structuredContent")
+		}
+	}
 	b, err := json.Marshal(m)
 	if err != nil {
 		return res
 	}
 	return b
-}
-
-// legacyShapes adapts what 2026-07-28 allows and 2025-11-25 does not: an
-// outputSchema must have "type": "object" at its root (a $ref-rooted schema
-// whose target is an object gets the type added; any other is left out),
-// and structuredContent must be an object (a non-object one is left out;
-// the text block still carries it).
-func legacyShapes(method string, res []byte) []byte {
-	switch method {
-	case "tools/list":
-		var page map[string]json.RawMessage
-		var tools []map[string]json.RawMessage
-		if json.Unmarshal(res, &page) != nil || json.Unmarshal(page["tools"], &tools) != nil {
-			return res
-		}
-		changed := false
-		for _, t := range tools {
-			raw, ok := t["outputSchema"]
-			if !ok {
-				continue
-			}
-			if fixed, ok := objectRootedSchema(raw); !ok {
-				delete(t, "outputSchema")
-				changed = true
-			} else if fixed != nil {
-				t["outputSchema"] = fixed
-				changed = true
-			}
-		}
-		if !changed {
-			return res
-		}
-		page["tools"], _ = json.Marshal(tools)
-		b, err := json.Marshal(page)
-		if err != nil {
-			return res
-		}
-		return b
-	case "tools/call":
-		var m map[string]json.RawMessage
-		if json.Unmarshal(res, &m) != nil {
-			return res
-		}
-		if sc, ok := m["structuredContent"]; ok && (len(sc) == 0 || sc[0] != '{') {
-			delete(m, "structuredContent")
-			if b, err := json.Marshal(m); err == nil {
-				return b
-			}
-		}
-	}
-	return res
 }
 
 // objectRootedSchema reports whether schema can be an object-rooted
