@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -314,7 +315,7 @@ func TestToolFilter(t *testing.T) {
 	s := NewServer(Implementation{Name: "filter", Version: "1"}, &ServerOptions{
 		PageSize: 1,
 		ToolFilter: func(ctx context.Context, p Principal, tool *Tool) bool {
-			return tool.Name != "admin" || slicesContains(p.Scopes, "admin")
+			return tool.Name != "admin" || slices.Contains(p.Scopes, "admin")
 		},
 	})
 	for _, n := range []string{"a", "admin", "b"} {
@@ -346,13 +347,4 @@ func TestToolFilter(t *testing.T) {
 	if r, err := admin.CallTool(ctx, "admin", nil); err != nil || r.IsError {
 		t.Fatalf("admin call: %v", err)
 	}
-}
-
-func slicesContains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -66,11 +67,11 @@ func (sub *subscriber) offer(ev event) {
 	sub.pending |= ev.kind
 	switch ev.kind {
 	case evResourceUpdated:
-		if !contains(sub.uris, ev.uri) {
+		if !slices.Contains(sub.uris, ev.uri) {
 			sub.uris = append(sub.uris, ev.uri)
 		}
 	case evTask:
-		if !contains(sub.tasks, ev.id) {
+		if !slices.Contains(sub.tasks, ev.id) {
 			sub.tasks = append(sub.tasks, ev.id)
 		}
 	}
@@ -87,15 +88,6 @@ func (sub *subscriber) take() (evKind, []string, []string) {
 	k, u, t := sub.pending, sub.uris, sub.tasks
 	sub.pending, sub.uris, sub.tasks = 0, nil, nil
 	return k, u, t
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // broker fans events out to the live listen streams of this process.
@@ -166,7 +158,7 @@ func (f *listenFilter) watches(uri string) bool {
 	return false
 }
 
-func (f *listenFilter) hasTask(id string) bool { return contains(f.TaskIDs, id) }
+func (f *listenFilter) hasTask(id string) bool { return slices.Contains(f.TaskIDs, id) }
 
 // TaskNotifier is how the Tasks extension joins subscriptions/listen: it
 // authorizes task ids for a stream's caller and renders a fresh
