@@ -263,7 +263,7 @@ func (st *stdioStream) send(msg []byte) error {
 	if cancelled {
 		return context.Canceled
 	}
-	return st.w.write(append([]byte(nil), msg...))
+	return st.w.write(msg) // written (buffered and flushed) before it returns
 }
 
 func (st *stdioStream) keepalive() error { return nil }
