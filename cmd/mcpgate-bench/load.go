@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net"
 	"net/http"
 	"os"
@@ -95,26 +94,40 @@ func encodeHeaderValue(s string) string {
 
 // mcpWorker is one MCP client: stateless for 2026-07-28, one session for
 // legacy versions.
+//
+// A worker spends as little CPU per request as it can (its headers are built
+// once, replies are scanned in one pass), because on a small machine it
+// shares the cores with the servers it measures.
 type mcpWorker struct {
 	sh         *shared
-	session    string // Mcp-Session-Id (legacy)
-	negotiated string // protocol version agreed at initialize (legacy)
-	body       []byte // reused request body
+	session    string      // Mcp-Session-Id (legacy)
+	negotiated string      // protocol version agreed at initialize (legacy)
+	header     http.Header // this worker's request headers, built once per session
+	body       []byte      // reused request body
+	rd         bytes.Reader
 	reply      bytes.Buffer
+	scan       replyScanner
 }
 
+// newRequest builds a request carrying the worker's headers. The transport
+// never modifies a request's headers, so one map serves every request of a
+// worker (one request at a time).
 func (w *mcpWorker) newRequest(ctx context.Context, method string, body []byte) (*http.Request, error) {
-	req, err := http.NewRequestWithContext(ctx, method, w.sh.cfg.url, bytes.NewReader(body))
+	if w.header == nil {
+		w.header = w.sh.header.Clone()
+		if w.session != "" {
+			w.header.Set("Mcp-Session-Id", w.session)
+		}
+		if w.negotiated != "" {
+			w.header.Set("MCP-Protocol-Version", w.negotiated)
+		}
+	}
+	w.rd.Reset(body)
+	req, err := http.NewRequestWithContext(ctx, method, w.sh.cfg.url, &w.rd)
 	if err != nil {
 		return nil, fmt.Errorf("build request: %w", err)
 	}
-	req.Header = w.sh.header.Clone()
-	if w.session != "" {
-		req.Header.Set("Mcp-Session-Id", w.session)
-	}
-	if w.negotiated != "" {
-		req.Header.Set("MCP-Protocol-Version", w.negotiated)
-	}
+	req.Header = w.header
 	return req, nil
 }
 
@@ -136,18 +149,17 @@ func (w *mcpWorker) setup(ctx context.Context) error {
 	if res.StatusCode != http.StatusOK {
 		return fmt.Errorf("initialize: HTTP %d", res.StatusCode)
 	}
-	result, kind, err := w.readResponse(res, id)
+	version, kind, err := w.readResponse(res, id, "protocolVersion")
 	if kind != okKind {
 		return fmt.Errorf("initialize: %w", err)
 	}
-	var init struct {
-		ProtocolVersion string `json:"protocolVersion"`
-	}
-	if err := json.Unmarshal(result, &init); err != nil || init.ProtocolVersion == "" {
-		return fmt.Errorf("initialize: result has no protocolVersion: %s", result)
+	var negotiated string
+	if err := json.Unmarshal(version, &negotiated); err != nil || negotiated == "" {
+		return fmt.Errorf("initialize: result has no protocolVersion string (got %s)", version)
 	}
 	w.session = res.Header.Get("Mcp-Session-Id")
-	w.negotiated = init.ProtocolVersion
+	w.negotiated = negotiated
+	w.header = nil // rebuilt with the session
 
 	req, err = w.newRequest(ctx, http.MethodPost, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
 	if err != nil {
@@ -212,47 +224,41 @@ func (w *mcpWorker) do(ctx context.Context) (errKind, error) {
 		b, _ := io.ReadAll(io.LimitReader(res.Body, 512))
 		return errHTTPStatus, fmt.Errorf("tools/call: HTTP %d: %s", res.StatusCode, b)
 	}
-	result, kind, err := w.readResponse(res, id)
+	isError, kind, err := w.readResponse(res, id, "isError")
 	if kind != okKind {
 		return kind, err
 	}
-	var r struct {
-		IsError bool `json:"isError"`
+	switch string(isError) {
+	case "", "false":
+		return okKind, nil
+	case "true":
+		return errTool, fmt.Errorf("tools/call result has isError: %.300s", w.reply.Bytes())
 	}
-	if err := json.Unmarshal(result, &r); err != nil {
-		return errProtocol, fmt.Errorf("tools/call result: %w", err)
-	}
-	if r.IsError {
-		return errTool, fmt.Errorf("tools/call result has isError: %.300s", result)
-	}
-	return okKind, nil
+	return errProtocol, fmt.Errorf("tools/call result: isError is %.40s, not a boolean", isError)
 }
 
 // readResponse reads the JSON-RPC response to request id from a JSON or SSE
-// reply and returns its result.
-func (w *mcpWorker) readResponse(res *http.Response, id int64) (json.RawMessage, errKind, error) {
-	mt, _, _ := mime.ParseMediaType(res.Header.Get("Content-Type"))
-	switch mt {
+// reply and returns the raw value of result[field] (nil when absent). The
+// value stays valid until the next call.
+func (w *mcpWorker) readResponse(res *http.Response, id int64, field string) ([]byte, errKind, error) {
+	switch mediaType(res.Header.Get("Content-Type")) {
 	case "application/json":
 		w.reply.Reset()
 		if _, err := w.reply.ReadFrom(io.LimitReader(res.Body, maxReply)); err != nil {
 			return nil, errTransport, fmt.Errorf("read reply: %w", err)
 		}
-		result, kind, _, err := classify(w.reply.Bytes(), id)
-		return result, kind, err
+		r := w.scan.scan(w.reply.Bytes(), id, field)
+		if !r.ours {
+			return nil, errProtocol, errors.New("a JSON reply carries a request or notification, not the response")
+		}
+		return r.field, r.kind, r.err
 	case "text/event-stream":
-		var (
-			result json.RawMessage
-			kind   = errProtocol
-			rerr   error
-		)
+		var r reply
 		err := readSSE(res.Body, func(data []byte) (bool, error) {
-			r, k, ours, err := classify(data, id)
-			if !ours {
-				return false, nil // a notification or another message: keep reading
-			}
-			result, kind, rerr = r, k, err
-			return true, nil
+			r = w.scan.scan(data, id, field)
+			w.reply.Reset()
+			w.reply.Write(data) // for error messages
+			return r.ours, nil  // not ours: a notification or a server request; keep reading
 		})
 		if err != nil {
 			if errors.Is(err, errStreamEnded) {
@@ -260,42 +266,26 @@ func (w *mcpWorker) readResponse(res *http.Response, id int64) (json.RawMessage,
 			}
 			return nil, errTransport, err
 		}
-		return result, kind, rerr
+		return r.field, r.kind, r.err
 	default:
 		return nil, errProtocol, fmt.Errorf("reply Content-Type %q is neither application/json nor text/event-stream", res.Header.Get("Content-Type"))
 	}
 }
 
-// classify decodes one JSON-RPC message. ours reports whether it is the
-// response to id (false for notifications and server requests, which
-// carry a method); a response for another id is a protocol error.
-func classify(msg []byte, id int64) (result json.RawMessage, kind errKind, ours bool, err error) {
-	var m struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-		Result json.RawMessage `json:"result"`
-		Error  *struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
+// mediaType returns the lower-cased media type of a Content-Type value,
+// without parameters (and without the allocations of mime.ParseMediaType).
+func mediaType(ct string) string {
+	if i := strings.IndexByte(ct, ';'); i >= 0 {
+		ct = ct[:i]
 	}
-	if err := json.Unmarshal(msg, &m); err != nil {
-		return nil, errProtocol, true, fmt.Errorf("reply is not JSON-RPC: %w", err)
+	ct = strings.TrimSpace(ct)
+	switch {
+	case strings.EqualFold(ct, "application/json"):
+		return "application/json"
+	case strings.EqualFold(ct, "text/event-stream"):
+		return "text/event-stream"
 	}
-	if m.Method != "" {
-		return nil, okKind, false, nil
-	}
-	var want [20]byte
-	if !bytes.Equal(m.ID, strconv.AppendInt(want[:0], id, 10)) {
-		return nil, errProtocol, true, fmt.Errorf("reply id %s, want %d", m.ID, id)
-	}
-	if m.Error != nil {
-		return nil, errJSONRPC, true, fmt.Errorf("JSON-RPC error %d: %s", m.Error.Code, m.Error.Message)
-	}
-	if len(m.Result) == 0 || string(m.Result) == "null" {
-		return nil, errProtocol, true, errors.New("response has neither result nor error")
-	}
-	return m.Result, okKind, true, nil
+	return strings.ToLower(ct)
 }
 
 // drain reads the rest of a body (bounded) and closes it, so the

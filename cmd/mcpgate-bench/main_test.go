@@ -111,24 +111,50 @@ func TestReadSSE(t *testing.T) {
 	}
 }
 
-func TestClassify(t *testing.T) {
+func TestReplyScanner(t *testing.T) {
 	cases := []struct {
-		msg  string
-		kind errKind
-		ours bool
+		msg   string
+		kind  errKind
+		ours  bool
+		field string // the raw result.isError wanted
 	}{
-		{`{"jsonrpc":"2.0","id":5,"result":{"content":[]}}`, okKind, true},
-		{`{"jsonrpc":"2.0","id":5,"error":{"code":-32602,"message":"bad"}}`, errJSONRPC, true},
-		{`{"jsonrpc":"2.0","id":6,"result":{}}`, errProtocol, true},
-		{`{"jsonrpc":"2.0","id":"5","result":{}}`, errProtocol, true},
-		{`{"jsonrpc":"2.0","id":5}`, errProtocol, true},
-		{`{"jsonrpc":"2.0","method":"notifications/progress","params":{}}`, okKind, false},
-		{`not json`, errProtocol, true},
+		{`{"jsonrpc":"2.0","id":5,"result":{"content":[]}}`, okKind, true, ""},
+		{`{"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text","text":"x"}],"isError":true}}`, okKind, true, "true"},
+		{`{"result":{"isError":false,"structuredContent":{"isError":true}},"id":5,"jsonrpc":"2.0"}`, okKind, true, "false"},
+		{`{"jsonrpc":"2.0","id":5,"result":{"\u0069sError":"yes"}}`, okKind, true, `"yes"`},
+		{`{"jsonrpc":"2.0","id":5,"result":[]}`, okKind, true, ""},
+		{`{"jsonrpc":"2.0","id":5,"error":{"code":-32602,"message":"bad"}}`, errJSONRPC, true, ""},
+		{`{"jsonrpc":"2.0","id":6,"result":{}}`, errProtocol, true, ""},
+		{`{"jsonrpc":"2.0","id":"5","result":{}}`, errProtocol, true, ""},
+		{`{"jsonrpc":"2.0","id":5}`, errProtocol, true, ""},
+		{`{"jsonrpc":"2.0","id":5,"result":null}`, errProtocol, true, ""},
+		{`{"jsonrpc":"2.0","method":"notifications/progress","params":{}}`, okKind, false, ""},
+		{`{"jsonrpc":"2.0","id":5,"result":{}} {}`, errProtocol, true, ""},
+		{`{"jsonrpc":"2.0","id":5,"result":{"isError":true}`, errProtocol, true, ""},
+		{`not json`, errProtocol, true, ""},
+		{`[]`, errProtocol, true, ""},
 	}
+	var sc replyScanner
 	for _, c := range cases {
-		_, kind, ours, _ := classify([]byte(c.msg), 5)
-		if kind != c.kind || ours != c.ours {
-			t.Errorf("classify(%s) = %v, ours %v; want %v, %v", c.msg, kind, ours, c.kind, c.ours)
+		r := sc.scan([]byte(c.msg), 5, "isError")
+		if r.kind != c.kind || r.ours != c.ours || string(r.field) != c.field {
+			t.Errorf("scan(%s) = kind %v, ours %v, field %q (%v); want %v, %v, %q", c.msg, r.kind, r.ours, r.field, r.err, c.kind, c.ours, c.field)
+		}
+		if (r.kind != okKind) != (r.err != nil) {
+			t.Errorf("scan(%s): kind %v with error %v", c.msg, r.kind, r.err)
+		}
+	}
+}
+
+// BenchmarkReplyScanner is the harness's per-reply parsing cost: on a small
+// machine it is CPU taken from the server being measured.
+func BenchmarkReplyScanner(b *testing.B) {
+	msg := []byte(`{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[{"type":"text","text":"{\"id\":1,\"name\":\"Rex\",\"species\":\"dog\",\"status\":\"available\",\"tags\":[\"friendly\"],\"categoryId\":2}"}],"structuredContent":{"id":1,"name":"Rex","species":"dog","status":"available","tags":["friendly"],"categoryId":2},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mcpgate","version":"0.1.0-dev"}}}}`)
+	var sc replyScanner
+	b.ReportAllocs()
+	for b.Loop() {
+		if r := sc.scan(msg, 1, "isError"); r.kind != okKind || r.field != nil {
+			b.Fatal(r.err)
 		}
 	}
 }
