@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"sync"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // message is one decoded JSON-RPC message from a client.
@@ -24,19 +27,94 @@ type message struct {
 
 func (m *message) isNotification() bool { return m.id == nil }
 
-// envelope is the shape every client message is decoded into first.
-type envelope struct {
-	JSONRPC json.RawMessage `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Method  json.RawMessage `json:"method"`
-	Params  json.RawMessage `json:"params"`
-	Result  json.RawMessage `json:"result"`
-	Error   json.RawMessage `json:"error"`
+// jsonDecoder reads one JSON document in a single pass (go-json-experiment's
+// jsontext, no reflection). Values it returns alias the bytes it was reset
+// to, so callers reset it to bytes they own. Decoders are pooled.
+type jsonDecoder struct {
+	buf bytes.Buffer
+	dec jsontext.Decoder
 }
 
-// decodeMessage parses one JSON-RPC request or notification. It returns the
-// request id it could read alongside any error, so that the error response
-// can echo it.
+var decoderPool = sync.Pool{New: func() any { return new(jsonDecoder) }}
+
+// decodeOptions match encoding/json's leniency, which this package used
+// before: a duplicate member name is not an error (the last one wins) and
+// invalid UTF-8 inside strings is tolerated.
+var decodeOptions = []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)}
+
+// getDecoder returns a pooled decoder reading b (without copying it).
+func getDecoder(b []byte) *jsonDecoder {
+	d := decoderPool.Get().(*jsonDecoder)
+	d.buf = *bytes.NewBuffer(b)
+	d.dec.Reset(&d.buf, decodeOptions...)
+	return d
+}
+
+func putDecoder(d *jsonDecoder) {
+	d.buf = bytes.Buffer{}
+	d.dec.Reset(&d.buf) // drop references to the input
+	decoderPool.Put(d)
+}
+
+// member reads the next object member name and value. ok is false at the
+// end of the object; err is a syntax error.
+func (d *jsonDecoder) member() (name, value jsontext.Value, ok bool, err error) {
+	if d.dec.PeekKind() == '}' {
+		_, err = d.dec.ReadToken()
+		return nil, nil, false, err
+	}
+	if name, err = d.dec.ReadValue(); err != nil {
+		return nil, nil, false, err
+	}
+	if value, err = d.dec.ReadValue(); err != nil {
+		return nil, nil, false, err
+	}
+	return name, value, true, nil
+}
+
+// openObject reads the '{' that starts the document.
+func (d *jsonDecoder) openObject() bool {
+	tok, err := d.dec.ReadToken()
+	return err == nil && tok.Kind() == '{'
+}
+
+// atEOF reports whether nothing but whitespace follows the document.
+func (d *jsonDecoder) atEOF() bool {
+	_, err := d.dec.ReadToken()
+	return err == io.EOF
+}
+
+// nameIs reports whether the quoted member name is want. A name written
+// with escapes is unquoted the slow way.
+func nameIs(quoted jsontext.Value, want string) bool {
+	if bytes.IndexByte(quoted, '\\') < 0 {
+		return len(quoted) == len(want)+2 && string(quoted[1:len(quoted)-1]) == want
+	}
+	var s string
+	return json.Unmarshal(quoted, &s) == nil && s == want
+}
+
+// unquote returns the string a valid JSON string literal denotes.
+func unquote(v []byte) string {
+	if bytes.IndexByte(v, '\\') < 0 {
+		return string(v[1 : len(v)-1])
+	}
+	var s string
+	_ = json.Unmarshal(v, &s) // v was validated by the decoder
+	return s
+}
+
+// emptyObject reports whether v is a JSON object with no members.
+func emptyObject(v []byte) bool {
+	if len(v) < 2 || v[0] != '{' || v[len(v)-1] != '}' {
+		return false
+	}
+	return len(bytes.TrimSpace(v[1:len(v)-1])) == 0
+}
+
+// decodeMessage parses one JSON-RPC request or notification in one pass. It
+// returns the request id it could read alongside any error, so that the
+// error response can echo it. The message keeps its own copy of b.
 func decodeMessage(b []byte) (*message, json.RawMessage, *Error) {
 	b = bytes.TrimSpace(b)
 	if len(b) == 0 {
@@ -48,53 +126,82 @@ func decodeMessage(b []byte) (*message, json.RawMessage, *Error) {
 	case '{':
 	default:
 		if !json.Valid(b) {
-			return nil, nil, NewError(CodeParseError, "Parse error: invalid JSON", nil).withStatus(http.StatusBadRequest)
+			return nil, nil, errParse()
 		}
 		return nil, nil, NewError(CodeInvalidRequest, "Invalid Request: a message must be a JSON object", nil).withStatus(http.StatusBadRequest)
 	}
-	var env envelope
-	if err := json.Unmarshal(b, &env); err != nil {
-		var se *json.SyntaxError
-		if errors.As(err, &se) || !json.Valid(b) {
-			return nil, nil, NewError(CodeParseError, "Parse error: invalid JSON", nil).withStatus(http.StatusBadRequest)
-		}
-		return nil, nil, NewError(CodeInvalidRequest, "Invalid Request: "+err.Error(), nil).withStatus(http.StatusBadRequest)
+	b = bytes.Clone(b) // what the message keeps aliases this copy
+	d := getDecoder(b)
+	defer putDecoder(d)
+	if !d.openObject() {
+		return nil, nil, errParse()
 	}
-	id := env.ID
-	if id != nil {
-		if err := checkID(id); err != nil {
+	var jsonrpc, id, method, params, result, errObj jsontext.Value
+	for {
+		name, v, ok, err := d.member()
+		if err != nil {
+			return nil, nil, errParse()
+		}
+		if !ok {
+			break
+		}
+		switch {
+		case nameIs(name, "jsonrpc"):
+			jsonrpc = v
+		case nameIs(name, "id"):
+			id = v
+		case nameIs(name, "method"):
+			method = v
+		case nameIs(name, "params"):
+			params = v
+		case nameIs(name, "result"):
+			result = v
+		case nameIs(name, "error"):
+			errObj = v
+		}
+	}
+	if !d.atEOF() {
+		return nil, nil, errParse()
+	}
+	rid := json.RawMessage(id)
+	if rid != nil {
+		if err := checkID(rid); err != nil {
 			return nil, nil, NewError(CodeInvalidRequest, "Invalid Request: "+err.Error(), nil).withStatus(http.StatusBadRequest)
 		}
 	}
 	invalid := func(msg string) (*message, json.RawMessage, *Error) {
-		return nil, id, NewError(CodeInvalidRequest, "Invalid Request: "+msg, nil).withStatus(http.StatusBadRequest)
+		return nil, rid, NewError(CodeInvalidRequest, "Invalid Request: "+msg, nil).withStatus(http.StatusBadRequest)
 	}
-	if string(env.JSONRPC) != `"2.0"` {
+	if string(jsonrpc) != `"2.0"` {
 		return invalid(`jsonrpc must be "2.0"`)
 	}
-	if env.Method == nil {
-		if (env.Result != nil) != (env.Error != nil) && id != nil {
+	if method == nil {
+		if (result != nil) != (errObj != nil) && id != nil {
 			// Only a legacy session may answer a server-to-client request;
 			// the transport decides.
-			return &message{id: id, response: true, result: env.Result, errObj: env.Error}, id, nil
+			return &message{id: rid, response: true, result: json.RawMessage(result), errObj: json.RawMessage(errObj)}, rid, nil
 		}
 		return invalid("method is missing")
 	}
-	var method string
-	if env.Method[0] != '"' || json.Unmarshal(env.Method, &method) != nil {
+	if method.Kind() != '"' {
 		return invalid("method must be a string")
 	}
-	if method == "" {
+	m := unquote(method)
+	if m == "" {
 		return invalid("method must not be empty")
 	}
-	if env.Params != nil && env.Params[0] != '{' {
-		if string(env.Params) == "null" {
-			env.Params = nil
-		} else {
-			return nil, id, ErrInvalidParams("Invalid params: params must be an object").withStatus(http.StatusBadRequest)
-		}
+	switch params.Kind() {
+	case 0, '{':
+	case 'n':
+		params = nil
+	default:
+		return nil, rid, ErrInvalidParams("Invalid params: params must be an object").withStatus(http.StatusBadRequest)
 	}
-	return &message{id: id, method: method, params: env.Params}, id, nil
+	return &message{id: rid, method: m, params: json.RawMessage(params)}, rid, nil
+}
+
+func errParse() *Error {
+	return NewError(CodeParseError, "Parse error: invalid JSON", nil).withStatus(http.StatusBadRequest)
 }
 
 // checkID accepts a string or an integer request id.

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // Principal is the authenticated caller of a request, as resolved by the
@@ -35,49 +37,136 @@ func PrincipalFrom(ctx context.Context) Principal {
 }
 
 // requestParams holds every params member any method reads, so a request's
-// params are decoded exactly once.
+// params are decoded exactly once (by decodeParams, member by member).
 type requestParams struct {
-	Meta           *requestMeta    `json:"_meta"`
-	Name           *string         `json:"name"`
-	URI            *string         `json:"uri"`
-	TaskID         *string         `json:"taskId"`
-	Arguments      json.RawMessage `json:"arguments"`
-	Cursor         *string         `json:"cursor"`
-	InputResponses json.RawMessage `json:"inputResponses"`
-	RequestState   *string         `json:"requestState"`
-	Notifications  json.RawMessage `json:"notifications"`
-	Ref            json.RawMessage `json:"ref"`
-	Argument       json.RawMessage `json:"argument"`
-	Context        json.RawMessage `json:"context"`
-	RequestID      json.RawMessage `json:"requestId"` // notifications/cancelled
+	Meta           *requestMeta
+	Name           *string
+	URI            *string
+	TaskID         *string
+	Arguments      json.RawMessage
+	Cursor         *string
+	InputResponses json.RawMessage
+	RequestState   *string
+	Notifications  json.RawMessage
+	Ref            json.RawMessage
+	Argument       json.RawMessage
+	Context        json.RawMessage
+	RequestID      json.RawMessage // notifications/cancelled
 }
 
 type requestMeta struct {
-	ProtocolVersion    json.RawMessage `json:"io.modelcontextprotocol/protocolVersion"`
-	ClientCapabilities json.RawMessage `json:"io.modelcontextprotocol/clientCapabilities"`
-	ClientInfo         json.RawMessage `json:"io.modelcontextprotocol/clientInfo"`
-	LogLevel           json.RawMessage `json:"io.modelcontextprotocol/logLevel"`
-	ProgressToken      json.RawMessage `json:"progressToken"`
+	ProtocolVersion    json.RawMessage
+	ClientCapabilities json.RawMessage
+	ClientInfo         json.RawMessage
+	LogLevel           json.RawMessage
+	ProgressToken      json.RawMessage
 }
 
+// decodeParams decodes a request's params object in one pass. Members of
+// the wrong type are reported as invalid params; a malformed _meta is
+// reported first (with a nil result), any other ill-typed member after the
+// rest of params is decoded, so that admission can finish the protocol
+// checks (_meta, versions, method) before reporting it. Values alias raw.
 func decodeParams(raw json.RawMessage) (*requestParams, *Error) {
 	p := new(requestParams)
 	if raw == nil {
 		return p, nil
 	}
-	if err := json.Unmarshal(raw, p); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field == "_meta" {
-			return nil, errInvalidMeta("Invalid params: _meta must be an object")
-		}
-		if errors.As(err, &te) && te.Field != "" {
-			// p holds every other member: admission finishes the protocol
-			// checks (_meta, versions, method) before reporting this one.
-			return p, ErrInvalidParams("Invalid params: %s must be %s", te.Field, jsonKind(te.Type.Kind().String()))
-		}
-		return nil, ErrInvalidParams("Invalid params: %v", err)
+	d := getDecoder(raw)
+	defer putDecoder(d)
+	if !d.openObject() {
+		return nil, ErrInvalidParams("Invalid params: params must be an object")
 	}
-	return p, nil
+	var typeErr *Error
+	str := func(field string, v jsontext.Value) *string {
+		switch v.Kind() {
+		case '"':
+			s := unquote(v)
+			return &s
+		case 'n':
+		default:
+			if typeErr == nil {
+				typeErr = ErrInvalidParams("Invalid params: %s must be a string", field)
+			}
+		}
+		return nil
+	}
+	for {
+		name, v, ok, err := d.member()
+		if err != nil {
+			return nil, ErrInvalidParams("Invalid params: %v", err)
+		}
+		if !ok {
+			break
+		}
+		switch {
+		case nameIs(name, "_meta"):
+			switch v.Kind() {
+			case '{':
+				if p.Meta, err = decodeMeta(v); err != nil {
+					return nil, ErrInvalidParams("Invalid params: %v", err)
+				}
+			case 'n':
+				p.Meta = nil
+			default:
+				return nil, errInvalidMeta("Invalid params: _meta must be an object")
+			}
+		case nameIs(name, "name"):
+			p.Name = str("name", v)
+		case nameIs(name, "uri"):
+			p.URI = str("uri", v)
+		case nameIs(name, "taskId"):
+			p.TaskID = str("taskId", v)
+		case nameIs(name, "cursor"):
+			p.Cursor = str("cursor", v)
+		case nameIs(name, "requestState"):
+			p.RequestState = str("requestState", v)
+		case nameIs(name, "arguments"):
+			p.Arguments = json.RawMessage(v)
+		case nameIs(name, "inputResponses"):
+			p.InputResponses = json.RawMessage(v)
+		case nameIs(name, "notifications"):
+			p.Notifications = json.RawMessage(v)
+		case nameIs(name, "ref"):
+			p.Ref = json.RawMessage(v)
+		case nameIs(name, "argument"):
+			p.Argument = json.RawMessage(v)
+		case nameIs(name, "context"):
+			p.Context = json.RawMessage(v)
+		case nameIs(name, "requestId"):
+			p.RequestID = json.RawMessage(v)
+		}
+	}
+	return p, typeErr
+}
+
+// decodeMeta picks the members of a request's _meta object this package
+// reads; the values alias obj.
+func decodeMeta(obj jsontext.Value) (*requestMeta, error) {
+	d := getDecoder(obj)
+	defer putDecoder(d)
+	if !d.openObject() {
+		return nil, errors.New("_meta must be an object")
+	}
+	m := new(requestMeta)
+	for {
+		name, v, ok, err := d.member()
+		if err != nil || !ok {
+			return m, err
+		}
+		switch {
+		case nameIs(name, MetaProtocolVersion):
+			m.ProtocolVersion = json.RawMessage(v)
+		case nameIs(name, MetaClientCapabilities):
+			m.ClientCapabilities = json.RawMessage(v)
+		case nameIs(name, MetaClientInfo):
+			m.ClientInfo = json.RawMessage(v)
+		case nameIs(name, MetaLogLevel):
+			m.LogLevel = json.RawMessage(v)
+		case nameIs(name, "progressToken"):
+			m.ProgressToken = json.RawMessage(v)
+		}
+	}
 }
 
 func jsonKind(goKind string) string {

@@ -249,14 +249,17 @@ func (s *Server) readMeta(p *requestParams) (*Request, *Error) {
 		return nil, errInvalidMeta("Invalid params: _meta is required (with %s and %s)", MetaProtocolVersion, MetaClientCapabilities)
 	}
 	req := &Request{}
-	if len(m.ProtocolVersion) == 0 || m.ProtocolVersion[0] != '"' || json.Unmarshal(m.ProtocolVersion, &req.ProtocolVersion) != nil {
+	if len(m.ProtocolVersion) == 0 || m.ProtocolVersion[0] != '"' {
 		return nil, errInvalidMeta("Invalid params: _meta is missing %s (a string)", MetaProtocolVersion)
 	}
+	req.ProtocolVersion = unquote(m.ProtocolVersion) // validated by decodeParams
 	if len(m.ClientCapabilities) == 0 || m.ClientCapabilities[0] != '{' {
 		return nil, errInvalidMeta("Invalid params: _meta is missing %s (an object)", MetaClientCapabilities)
 	}
-	if err := json.Unmarshal(m.ClientCapabilities, &req.Capabilities); err != nil {
-		return nil, errInvalidMeta("Invalid params: malformed %s: %v", MetaClientCapabilities, err)
+	if !emptyObject(m.ClientCapabilities) {
+		if err := json.Unmarshal(m.ClientCapabilities, &req.Capabilities); err != nil {
+			return nil, errInvalidMeta("Invalid params: malformed %s: %v", MetaClientCapabilities, err)
+		}
 	}
 	if len(m.ClientInfo) > 0 && string(m.ClientInfo) != "null" {
 		var info Implementation

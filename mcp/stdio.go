@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -68,8 +67,7 @@ func ServeStdio(ctx context.Context, s *Server, in io.Reader, out io.Writer, opt
 				}
 			case msg.isNotification():
 				if msg.method == "notifications/cancelled" {
-					var p requestParams
-					if json.Unmarshal(msg.params, &p) == nil && p.RequestID != nil {
+					if p, _ := decodeParams(msg.params); p != nil && p.RequestID != nil {
 						mu.Lock()
 						if c, ok := inflight[string(p.RequestID)]; ok {
 							c.cancelled = true
