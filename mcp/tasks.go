@@ -305,12 +305,18 @@ func (s *Server) toolOutcome(ctx context.Context, c *call, name string, args jso
 	if res == nil {
 		return nil, s.toError(c.msg.method, errors.New("tool handler returned no result"))
 	}
-	if res.Content == nil {
-		res.Content = []Content{}
+	meta := res.Meta
+	if meta != nil {
+		meta = s.withServerInfo(meta)
 	}
 	out := *res
-	out.Meta = s.withServerInfo(res.Meta)
-	return s.encodeResult(ResultComplete, &out, out.Meta != nil)
+	out.Meta = meta
+	b, err := appendToolResult(make([]byte, 0, resultSizeHint(&out)+len(s.infoMeta)), &out, s.infoMeta)
+	if err != nil {
+		s.logger.Error("mcp: encode tools/call result", "tool", name, "err", err)
+		return nil, errInternal()
+	}
+	return b, nil
 }
 
 func tasksCapability() ClientCapabilities {
