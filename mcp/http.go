@@ -89,7 +89,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if ct := r.Header.Get("Content-Type"); ct != "" {
-		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+		if ct != "application/json" && !isJSONMediaType(ct) {
 			writeJSONError(w, http.StatusUnsupportedMediaType, nil, NewError(CodeInvalidRequest, "Unsupported Media Type: send application/json", nil))
 			return
 		}
@@ -247,6 +247,13 @@ func (st *httpStream) finish(id []byte, result []byte, jerr *Error) {
 	hd.Set("Content-Type", "application/json")
 	st.w.WriteHeader(status)
 	_, _ = st.w.Write(b)
+}
+
+// isJSONMediaType reports whether a Content-Type value is application/json
+// with well-formed parameters.
+func isJSONMediaType(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && mt == "application/json"
 }
 
 func writeJSONError(w http.ResponseWriter, status int, id []byte, e *Error) {

@@ -28,9 +28,11 @@ const (
 // ExtensionTasks is the identifier of the Tasks extension.
 const ExtensionTasks = "io.modelcontextprotocol/tasks"
 
-// HTTP header names of the Streamable HTTP transport.
+// HTTP header names of the Streamable HTTP transport, in Go's canonical form
+// (the spec writes "MCP-Protocol-Version"; header names are case-insensitive,
+// and a canonical key is looked up without allocating).
 const (
-	HeaderProtocolVersion = "MCP-Protocol-Version"
+	HeaderProtocolVersion = "Mcp-Protocol-Version"
 	HeaderMethod          = "Mcp-Method"
 	HeaderName            = "Mcp-Name"
 	HeaderParamPrefix     = "Mcp-Param-"

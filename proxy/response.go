@@ -170,14 +170,16 @@ func (e *Endpoint) successResult(code int, mt, ct string, body []byte, truncated
 		}
 		return mcp.TextResult("HTTP " + statusText(code) + " (empty body)")
 	}
-	truncNote := mcp.TextContent(fmt.Sprintf("[Response truncated: the upstream sent more than %d bytes; only the first %d are shown.]", limit, limit))
+	truncNote := func() mcp.Content {
+		return mcp.TextContent(fmt.Sprintf("[Response truncated: the upstream sent more than %d bytes; only the first %d are shown.]", limit, limit))
+	}
 	switch {
 	case isJSONType(mt) || mt == "" && looksJSON(body):
 		if truncated {
 			if len(e.redact) > 0 {
 				return mcp.ToolError(fmt.Sprintf("HTTP %s: the JSON response exceeds the %d-byte limit and cannot be shown (it must be redacted first).", statusText(code), limit))
 			}
-			return &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent(validUTF8(body)), truncNote}}
+			return &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent(validUTF8(body)), truncNote()}}
 		}
 		data, text, err := e.jsonResult(body)
 		if err != nil {
@@ -190,7 +192,7 @@ func (e *Endpoint) successResult(code int, mt, ct string, body []byte, truncated
 	case isTextType(mt):
 		c := []mcp.Content{mcp.TextContent(validUTF8(body))}
 		if truncated {
-			c = append(c, truncNote)
+			c = append(c, truncNote())
 		}
 		return &mcp.CallToolResult{Content: c}
 	}
