@@ -38,6 +38,7 @@ type Endpoint struct {
 	schemaOnce sync.Once
 	schema     *jsonschema.Schema
 	schemaErr  error
+	fast       *fastSchema // nil: the schema is validated by jsonschema alone
 
 	outOnce   sync.Once
 	outSchema *jsonschema.Schema
@@ -94,6 +95,11 @@ func (e *Endpoint) compiledSchema() (*jsonschema.Schema, error) {
 		e.schema, e.schemaErr = openapi.CompileInputSchema(&e.tool)
 		if e.schemaErr != nil {
 			e.proxy.log.Warn("proxy: inputSchema does not compile; arguments will not be validated", "tool", e.tool.Name, "error", e.schemaErr)
+			return
+		}
+		var err error
+		if e.fast, err = compileFast(e.tool.InputSchema); err != nil {
+			e.proxy.log.Debug("proxy: inputSchema has no fast path; jsonschema validates every call", "tool", e.tool.Name, "reason", err)
 		}
 	})
 	return e.schema, e.schemaErr

@@ -315,12 +315,27 @@ func (e *Endpoint) decodeArgs(args json.RawMessage) (map[string]any, *mcp.CallTo
 	// A schema that does not compile was logged once by compiledSchema;
 	// the call is then dispatched unvalidated rather than making the tool
 	// unusable (the upstream still validates).
-	if sch, err := e.compiledSchema(); err == nil && sch != nil {
-		if err := sch.Validate(v); err != nil {
+	// The fast path only ever vouches for valid arguments; whatever it
+	// cannot vouch for is decided, and explained, by jsonschema.
+	if sch, err := e.compiledSchema(); err == nil && sch != nil && (e.fast == nil || !e.fast.accepts(v)) {
+		if err := validate(sch, v); err != nil {
 			return nil, mcp.ToolError("Invalid arguments: " + validationMessage(err))
 		}
 	}
 	return m, nil
+}
+
+// validate runs jsonschema, turning a panic into an error: jsonschema v6
+// dereferences a nil big.Rat when a number it cannot parse (such as
+// 1e10000000) meets a numeric keyword, and client input must never crash
+// a worker.
+func validate(sch *jsonschema.Schema, v any) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("a value could not be checked (a number may be out of range): %v", r)
+		}
+	}()
+	return sch.Validate(v)
 }
 
 // validationMessage lists every leaf problem as "/location: message".

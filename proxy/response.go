@@ -402,7 +402,7 @@ func (e *Endpoint) checkOutput(res *mcp.CallToolResult, truncated bool, limit in
 		msg = "The upstream's answer is not JSON, so it cannot match the tool's documented output schema."
 	} else if v, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw)); err != nil {
 		msg = "The upstream's answer is not valid JSON."
-	} else if err := sch.Validate(v); err != nil {
+	} else if err := validate(sch, v); err != nil {
 		msg = "The upstream's answer does not match the tool's documented output schema: " + validationMessage(err)
 	} else {
 		return res
