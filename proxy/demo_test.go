@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/mcpgate/mcpgate/demo"
 	"github.com/mcpgate/mcpgate/mcp"
-	"github.com/mcpgate/mcpgate/openapi"
 )
 
 // demoGateway serves the demo API and compiles an endpoint for every tool
@@ -23,16 +21,8 @@ func demoGateway(t testing.TB, opts demo.Options, mod func(*Config)) (*Proxy, ma
 	t.Helper()
 	srv := httptest.NewServer(demo.New(opts))
 	t.Cleanup(srv.Close)
-	doc, err := openapi.Parse(context.Background(), demo.OpenAPI(), "demo", openapi.LoadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := openapi.Generate(doc, openapi.GenerateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	p := newProxy(t, srv.URL, mod)
-	eps, err := p.Endpoints(res.Tools)
+	eps, err := p.Endpoints(demoTools(t))
 	if err != nil {
 		t.Fatal(err)
 	}

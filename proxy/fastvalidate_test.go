@@ -537,14 +537,8 @@ func (g *valueGen) value(schema any, depth int) any {
 
 func (g *valueGen) random(depth int) any {
 	switch g.next(6) {
-	case 0:
-		return nil
-	case 1:
-		return g.next(2) == 0
-	case 2:
-		return json.Number(g.pick(genNumbers))
-	case 3:
-		return g.pick(genStrings)
+	case 0, 1, 2, 3:
+		return g.scalar()
 	case 4:
 		if depth < 4 {
 			return []any{g.random(depth + 1)}
