@@ -357,7 +357,7 @@ func (g *Gateway) Handler() http.Handler {
 	mcpHandler := g.metrics.instrument(mcp.NewHTTPHandler(g.server, &mcp.HTTPOptions{
 		AllowedHosts: g.cfg.AllowedHosts, AllowedOrigins: g.cfg.AllowedOrigins,
 		Legacy: mcp.LegacyOptions{Disable: g.cfg.DisableLegacy},
-	}))
+	}), g.server.HasMethod)
 	if g.oauth != nil {
 		h, err := g.oauth.wrap(mux, g.cfg.Path, mcpHandler)
 		if err != nil {

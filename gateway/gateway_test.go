@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -238,6 +239,16 @@ func TestMetrics(t *testing.T) {
 	call("getPet", `{"petId":1}`)
 	call("getPet", `{"petId":999999}`) // 404 upstream: a tool error
 	call("listPets", `{"limit":1000}`) // invalid arguments: a tool error
+	for i := range 3 {                 // made-up methods must not become labels
+		req, _ := http.NewRequest(http.MethodPost, ts.URL+"/mcp", strings.NewReader(`{}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Mcp-Method", fmt.Sprintf("made/up%d", i))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
 	resp, err := http.Get(ts.URL + "/metrics")
 	if err != nil {
 		t.Fatal(err)
@@ -250,9 +261,13 @@ func TestMetrics(t *testing.T) {
 		`mcpgate_tool_calls_total{outcome="tool_error",tool="getPet"} 1`,
 		`mcpgate_tool_calls_total{outcome="tool_error",tool="listPets"} 1`,
 		`mcpgate_tool_call_duration_seconds_count{tool="getPet"} 2`,
+		`mcpgate_requests_total{method="other",status="400"} 3`,
 	} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("/metrics lacks %s", want)
 		}
+	}
+	if strings.Contains(string(b), "made/up") {
+		t.Error("a client-chosen Mcp-Method became a metric label")
 	}
 }

@@ -52,15 +52,18 @@ func (m *metrics) handler() http.Handler {
 	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
 }
 
-// instrument counts the requests reaching the MCP endpoint.
-func (m *metrics) instrument(next http.Handler) http.Handler {
+// instrument counts the requests reaching the MCP endpoint. The method
+// label is the Mcp-Method header only when known says the server answers
+// that method: a client must not be able to mint label values (each one
+// is a time series kept forever).
+func (m *metrics) instrument(next http.Handler, known func(method string) bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 		next.ServeHTTP(sw, r)
 		method := r.Header.Get(mcp.HeaderMethod)
-		if method == "" || len(method) > 64 {
-			method = "other" // legacy requests, notifications, malformed input: bounded labels
+		if method == "" || !known(method) {
+			method = "other" // legacy requests, notifications, unknown methods, malformed input
 		}
 		m.requests.WithLabelValues(method, strconv.Itoa(sw.status)).Inc()
 		m.latency.WithLabelValues(method).Observe(time.Since(start).Seconds())

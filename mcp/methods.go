@@ -41,6 +41,14 @@ func (s *Server) methodTable() map[string]methodSpec {
 	}
 }
 
+// HasMethod reports whether the server answers the method (built-in,
+// enabled, or registered by an extension). Callers use it, for example, to
+// keep client-chosen strings out of metric labels.
+func (s *Server) HasMethod(name string) bool {
+	_, ok := s.lookupMethod(name)
+	return ok
+}
+
 func (s *Server) lookupMethod(name string) (methodSpec, bool) {
 	spec, ok := s.methods[name]
 	if !ok {
