@@ -104,6 +104,7 @@ type Proxy struct {
 	log          *slog.Logger
 	bufs         sync.Pool // *[]byte scratch for building URLs
 	respBufs     sync.Pool // *bytes.Buffer for reading response bodies
+	values       valueDecoders
 }
 
 // New builds a Proxy.
@@ -303,7 +304,7 @@ func (e *Endpoint) decodeArgs(args json.RawMessage) (map[string]any, *mcp.CallTo
 		v = map[string]any{}
 	} else {
 		var err error
-		v, err = jsonschema.UnmarshalJSON(bytes.NewReader(trimmed))
+		v, err = e.proxy.values.decode(trimmed)
 		if err != nil {
 			return nil, mcp.ToolError("Invalid arguments: not valid JSON: " + err.Error())
 		}

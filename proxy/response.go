@@ -17,8 +17,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
 	"github.com/mcpgate/mcpgate/mcp"
 )
 
@@ -400,7 +398,7 @@ func (e *Endpoint) checkOutput(res *mcp.CallToolResult, truncated bool, limit in
 		msg = fmt.Sprintf("The upstream's JSON answer exceeds the %d-byte response limit, so it was cut and cannot be checked against the tool's documented output schema.", limit)
 	} else if !ok {
 		msg = "The upstream's answer is not JSON, so it cannot match the tool's documented output schema."
-	} else if v, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw)); err != nil {
+	} else if v, err := e.proxy.values.decode(raw); err != nil {
 		msg = "The upstream's answer is not valid JSON."
 	} else if err := validate(sch, v); err != nil {
 		msg = "The upstream's answer does not match the tool's documented output schema: " + validationMessage(err)

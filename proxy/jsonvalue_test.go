@@ -1,0 +1,30 @@
+package proxy
+
+import (
+	"bytes"
+	"reflect"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// FuzzDecodeValueMatchesJSONSchema: arguments are decoded by decodeValue,
+// which must give what jsonschema.UnmarshalJSON (encoding/json with
+// UseNumber) gave before: the same values, and an error for the same inputs.
+func FuzzDecodeValueMatchesJSONSchema(f *testing.F) {
+	for _, s := range []string{`{"a":1,"b":[true,null,"x"],"c":{"d":-1.5e3}}`, `{"a":1,"a":2}`, `"\ud800"`,
+		"\"\xff\"", `[1,2`, `{} x`, ` 7 `, `{"\u00e9":"\n"}`, `[]`, `{"a":[[[]]]}`} {
+		f.Add([]byte(s))
+	}
+	var values valueDecoders
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, err := values.decode(b)
+		want, werr := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+		if (err == nil) != (werr == nil) {
+			t.Fatalf("decode(%q): error %v, jsonschema.UnmarshalJSON %v", b, err, werr)
+		}
+		if err == nil && !reflect.DeepEqual(got, want) {
+			t.Fatalf("decode(%q) = %#v, jsonschema.UnmarshalJSON %#v", b, got, want)
+		}
+	})
+}
