@@ -8,16 +8,23 @@
 #   gateway   mcpgate serve on the demo OpenAPI document  (MCP tools/call getPet) — see GATEWAY below
 # at each client count in CLIENTS, and prints rps, p50, p99 and the rps ratio to revproxy.
 #
+# ROUNDS > 1 repeats the whole sequence of targets that many times, interleaved
+# (round 1: every target, round 2: every target, ...), and prints the median of
+# each column, then every target's rps ratio to revproxy round by round (the
+# same round runs them seconds apart, so a slow spell of a shared machine hits
+# both sides of a ratio).
+#
 # Everything listens on 127.0.0.1 only; every process started here is stopped on exit.
 # The machine is shared and small: read the ratios within one run, not absolute numbers.
 #
 # Usage: bench/run.sh            (from anywhere inside the repository)
-# Env:   DUR=3s WARMUP=500ms CLIENTS="1 16 64" PORT_BASE=18080
+# Env:   DUR=3s WARMUP=500ms CLIENTS="1 16 64" ROUNDS=1 PORT_BASE=18080
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 DUR=${DUR:-3s}
 WARMUP=${WARMUP:-500ms}
+ROUNDS=${ROUNDS:-1}
 CLIENTS=${CLIENTS:-"1 16 64"}
 PORT_BASE=${PORT_BASE:-18080}
 
@@ -100,30 +107,61 @@ num() { local v; v=$(field "$1" "$2"); echo "${v:--1}"; }
 
 RESULTS=()
 for c in $CLIENTS; do
-	for t in "${TARGETS[@]}"; do
-		IFS='|' read -r name server flags <<<"$t"
-		pids=(-pid "srv=${PID_OF[$server]}")
-		if [ "$server" != upstream ]; then pids+=(-pid "up=${PID_OF[upstream]}"); fi
-		# shellcheck disable=SC2086 # flags are word-split on purpose
-		line=$("$BIN/mcpgate-bench" $flags "${pids[@]}" -c "$c" -d "$DUR" -warmup "$WARMUP" -json)
-		RESULTS+=("$name $c $(num rps "$line") $(num p50_ms "$line") $(num p99_ms "$line") $(num errors "$line") $(num srv "$line") $(num up "$line") $(num harness "$line")")
-		printf '  %-13s c=%-3s %8.0f rps\n' "$name" "$c" "$(field rps "$line")" >&2
+	for round in $(seq "$ROUNDS"); do
+		for t in "${TARGETS[@]}"; do
+			IFS='|' read -r name server flags <<<"$t"
+			pids=(-pid "srv=${PID_OF[$server]}")
+			if [ "$server" != upstream ]; then pids+=(-pid "up=${PID_OF[upstream]}"); fi
+			# shellcheck disable=SC2086 # flags are word-split on purpose
+			line=$("$BIN/mcpgate-bench" $flags "${pids[@]}" -c "$c" -d "$DUR" -warmup "$WARMUP" -json)
+			RESULTS+=("$name $c $(num rps "$line") $(num p50_ms "$line") $(num p99_ms "$line") $(num errors "$line") $(num srv "$line") $(num up "$line") $(num harness "$line") $round")
+			printf '  %-13s c=%-3s round %s  %8.0f rps\n' "$name" "$c" "$round" "$(field rps "$line")" >&2
+		done
 	done
 done
 
 echo
-echo "bench/run.sh  DUR=$DUR WARMUP=$WARMUP  $(date -u +%Y-%m-%dT%H:%MZ)  $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%s\n' "${RESULTS[@]}" | awk '
-	{ name[NR]=$1; c[NR]=$2; rps[NR]=$3; p50[NR]=$4; p99[NR]=$5; err[NR]=$6; srv[NR]=$7; up[NR]=$8; gen[NR]=$9
-	  if ($1 == "revproxy") { base[$2] = $3; basecpu[$2] = $7 } }
+echo "bench/run.sh  DUR=$DUR WARMUP=$WARMUP ROUNDS=$ROUNDS  $(date -u +%Y-%m-%dT%H:%MZ)  $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+printf '%s\n' "${RESULTS[@]}" | awk -v rounds="$ROUNDS" '
+	function median(key, col,    n, i, j, t, v) {
+		n = cnt[key]
+		for (i = 1; i <= n; i++) v[i] = val[key, col, i]
+		for (i = 2; i <= n; i++) for (j = i; j > 1 && v[j-1] > v[j]; j--) { t = v[j]; v[j] = v[j-1]; v[j-1] = t }
+		return n % 2 ? v[(n+1)/2] : (v[n/2] + v[n/2+1]) / 2
+	}
+	{
+		key = $1 SUBSEP $2
+		if (!(key in cnt)) { order[++nkeys] = key; name[key] = $1; c[key] = $2 }
+		cnt[key]++
+		for (col = 3; col <= 9; col++) val[key, col, cnt[key]] = $col
+		rpsr[$1, $2, $10] = $3
+	}
 	END {
 		printf "%-13s %3s %8s %8s %8s %6s %8s %11s %9s %10s %10s\n", "target", "c", "rps", "p50 ms", "p99 ms", "errors", "rps x rp", "srv us/req", "x rp cpu", "up us/req", "gen us/req"
-		for (i = 1; i <= NR; i++) {
-			upcol = up[i] < 0 ? "-" : sprintf("%.0f", up[i])
-			printf "%-13s %3d %8.0f %8.3f %8.3f %6d %8.2f %11.0f %9.2f %10s %10.0f\n", name[i], c[i], rps[i], p50[i], p99[i], err[i],
-				(base[c[i]] > 0 ? rps[i] / base[c[i]] : 0), srv[i], (basecpu[c[i]] > 0 ? srv[i] / basecpu[c[i]] : 0), upcol, gen[i]
+		for (k = 1; k <= nkeys; k++) {
+			key = order[k]; base = "revproxy" SUBSEP c[key]
+			rps = median(key, 3); brps = (base in cnt) ? median(base, 3) : 0
+			srv = median(key, 7); bsrv = (base in cnt) ? median(base, 7) : 0
+			up = median(key, 8)
+			upcol = up < 0 ? "-" : sprintf("%.0f", up)
+			printf "%-13s %3d %8.0f %8.3f %8.3f %6d %8.2f %11.0f %9.2f %10s %10.0f\n", name[key], c[key], rps, median(key, 4), median(key, 5), median(key, 6),
+				(brps > 0 ? rps / brps : 0), srv, (bsrv > 0 ? srv / bsrv : 0), upcol, median(key, 9)
 		}
 		print ""
+		if (rounds > 1) {
+			print "median of " rounds " interleaved rounds. rps x rp by round (same round, seconds apart):"
+			for (k = 1; k <= nkeys; k++) {
+				key = order[k]
+				if (name[key] == "revproxy") continue
+				line = sprintf("  %-13s c=%-3d", name[key], c[key])
+				for (r = 1; r <= rounds; r++) {
+					b = rpsr["revproxy", c[key], r]
+					line = line sprintf(" %5.2f", b > 0 ? rpsr[name[key], c[key], r] / b : 0)
+				}
+				print line
+			}
+			print ""
+		}
 		print "rps x rp: rps / revproxy rps at the same c.  srv us/req: CPU of the server process per request"
 		print "(for direct: the upstream itself).  x rp cpu: that CPU / revproxy CPU.  up us/req: upstream CPU."
 		print "gen us/req: CPU of the load generator (mcpgate-bench) itself."
