@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"reflect"
 	"testing"
 	"unicode/utf8"
 )
@@ -156,6 +157,9 @@ func FuzzDecodeMatchesReference(f *testing.F) {
 			return
 		}
 		p, perr := decodeParams(msg.params)
+		if mp, mperr := msg.requestParams(); !reflect.DeepEqual(mp, p) || !reflect.DeepEqual(mperr, perr) {
+			t.Fatalf("params decoded with the envelope %+v (%v), on their own %+v (%v)", mp, mperr, p, perr)
+		}
 		var rp refParams
 		rerrP := json.Unmarshal(msg.params, &rp)
 		if (perr == nil) != (rerrP == nil) {

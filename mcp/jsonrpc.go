@@ -18,6 +18,10 @@ type message struct {
 	id     json.RawMessage // nil for a notification
 	method string
 	params json.RawMessage
+	// decoded holds params decoded in the same pass as the envelope (nil
+	// when params is absent or null); decodedErr is decodeParams's error.
+	decoded    *requestParams
+	decodedErr *Error
 
 	// A response to a server-to-client request (legacy sessions only).
 	response bool
@@ -26,6 +30,15 @@ type message struct {
 }
 
 func (m *message) isNotification() bool { return m.id == nil }
+
+// requestParams returns the decoded params (an empty set when the message
+// has none); see decodeParams for the errors.
+func (m *message) requestParams() (*requestParams, *Error) {
+	if m.decoded != nil || m.decodedErr != nil {
+		return m.decoded, m.decodedErr
+	}
+	return decodeParams(m.params)
+}
 
 // jsonDecoder reads one JSON document in a single pass (go-json-experiment's
 // jsontext, no reflection). Values it returns alias the bytes it was reset
@@ -59,17 +72,26 @@ func putDecoder(d *jsonDecoder) {
 // member reads the next object member name and value. ok is false at the
 // end of the object; err is a syntax error.
 func (d *jsonDecoder) member() (name, value jsontext.Value, ok bool, err error) {
-	if d.dec.PeekKind() == '}' {
-		_, err = d.dec.ReadToken()
-		return nil, nil, false, err
-	}
-	if name, err = d.dec.ReadValue(); err != nil {
-		return nil, nil, false, err
+	if name, ok, err = d.name(); !ok || err != nil {
+		return nil, nil, ok, err
 	}
 	if value, err = d.dec.ReadValue(); err != nil {
 		return nil, nil, false, err
 	}
 	return name, value, true, nil
+}
+
+// name reads the next object member name, leaving the decoder at its
+// value. ok is false at the end of the object (the '}' is consumed).
+func (d *jsonDecoder) name() (name jsontext.Value, ok bool, err error) {
+	if d.dec.PeekKind() == '}' {
+		_, err = d.dec.ReadToken()
+		return nil, false, err
+	}
+	if name, err = d.dec.ReadValue(); err != nil {
+		return nil, false, err
+	}
+	return name, true, nil
 }
 
 // openObject reads the '{' that starts the document.
@@ -136,14 +158,31 @@ func decodeMessage(b []byte) (*message, json.RawMessage, *Error) {
 	if !d.openObject() {
 		return nil, nil, errParse()
 	}
-	var jsonrpc, id, method, params, result, errObj jsontext.Value
+	var (
+		jsonrpc, id, method, params, result, errObj jsontext.Value
+		decoded                                     *requestParams
+		decodedErr                                  *Error
+	)
 	for {
-		name, v, ok, err := d.member()
+		name, ok, err := d.name()
 		if err != nil {
 			return nil, nil, errParse()
 		}
 		if !ok {
 			break
+		}
+		if nameIs(name, "params") && d.dec.PeekKind() == '{' {
+			// Decoded here, in the same pass; the raw bytes are kept too.
+			start := d.dec.InputOffset()
+			if decoded, decodedErr, err = d.params(); err != nil {
+				return nil, nil, errParse()
+			}
+			params = bytes.TrimLeft(b[start:d.dec.InputOffset()], " \t\r\n:")
+			continue
+		}
+		v, err := d.dec.ReadValue()
+		if err != nil {
+			return nil, nil, errParse()
 		}
 		switch {
 		case nameIs(name, "jsonrpc"):
@@ -153,7 +192,7 @@ func decodeMessage(b []byte) (*message, json.RawMessage, *Error) {
 		case nameIs(name, "method"):
 			method = v
 		case nameIs(name, "params"):
-			params = v
+			params, decoded, decodedErr = v, nil, nil
 		case nameIs(name, "result"):
 			result = v
 		case nameIs(name, "error"):
@@ -197,7 +236,7 @@ func decodeMessage(b []byte) (*message, json.RawMessage, *Error) {
 	default:
 		return nil, rid, ErrInvalidParams("Invalid params: params must be an object").withStatus(http.StatusBadRequest)
 	}
-	return &message{id: rid, method: m, params: json.RawMessage(params)}, rid, nil
+	return &message{id: rid, method: m, params: json.RawMessage(params), decoded: decoded, decodedErr: decodedErr}, rid, nil
 }
 
 func errParse() *Error {

@@ -219,7 +219,7 @@ func (sess *session) serve(ctx context.Context, msg *message, out stream) ([]byt
 	if !ok || !spec.enabled() {
 		return nil, errMethodNotFound(msg.method)
 	}
-	params, jerr := decodeParams(msg.params)
+	params, jerr := msg.requestParams()
 	if jerr != nil {
 		return nil, jerr
 	}

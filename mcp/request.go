@@ -62,22 +62,38 @@ type requestMeta struct {
 	ProgressToken      json.RawMessage
 }
 
-// decodeParams decodes a request's params object in one pass. Members of
-// the wrong type are reported as invalid params; a malformed _meta is
-// reported first (with a nil result), any other ill-typed member after the
-// rest of params is decoded, so that admission can finish the protocol
-// checks (_meta, versions, method) before reporting it. Values alias raw.
+// decodeParams decodes a request's params object. Members of the wrong type
+// are reported as invalid params: a malformed _meta with a nil result, any
+// other ill-typed member alongside the decoded rest, so that admission can
+// finish the protocol checks (_meta, versions, method) before reporting it.
+// Values alias raw.
 func decodeParams(raw json.RawMessage) (*requestParams, *Error) {
-	p := new(requestParams)
 	if raw == nil {
-		return p, nil
+		return new(requestParams), nil
 	}
 	d := getDecoder(raw)
 	defer putDecoder(d)
-	if !d.openObject() {
+	if d.dec.PeekKind() != '{' {
 		return nil, ErrInvalidParams("Invalid params: params must be an object")
 	}
-	var typeErr *Error
+	p, perr, err := d.params()
+	if err == nil && !d.atEOF() {
+		err = errors.New("data after the params object")
+	}
+	if err != nil {
+		return nil, ErrInvalidParams("Invalid params: %v", err)
+	}
+	return p, perr
+}
+
+// params decodes the params object the decoder is at (see decodeParams for
+// perr); err is a syntax error. The whole object is consumed either way.
+func (d *jsonDecoder) params() (p *requestParams, perr *Error, err error) {
+	if _, err := d.dec.ReadToken(); err != nil { // '{'
+		return nil, nil, err
+	}
+	p = new(requestParams)
+	var metaErr, typeErr *Error
 	str := func(field string, v jsontext.Value) *string {
 		switch v.Kind() {
 		case '"':
@@ -92,25 +108,31 @@ func decodeParams(raw json.RawMessage) (*requestParams, *Error) {
 		return nil
 	}
 	for {
-		name, v, ok, err := d.member()
+		name, ok, err := d.name()
 		if err != nil {
-			return nil, ErrInvalidParams("Invalid params: %v", err)
+			return nil, nil, err
 		}
 		if !ok {
 			break
 		}
-		switch {
-		case nameIs(name, "_meta"):
-			switch v.Kind() {
+		if nameIs(name, "_meta") {
+			switch d.dec.PeekKind() {
 			case '{':
-				if p.Meta, err = decodeMeta(v); err != nil {
-					return nil, ErrInvalidParams("Invalid params: %v", err)
+				if p.Meta, err = d.meta(); err != nil {
+					return nil, nil, err
 				}
+				continue
 			case 'n':
 				p.Meta = nil
 			default:
-				return nil, errInvalidMeta("Invalid params: _meta must be an object")
+				metaErr = errInvalidMeta("Invalid params: _meta must be an object")
 			}
+		}
+		v, err := d.dec.ReadValue()
+		if err != nil {
+			return nil, nil, err
+		}
+		switch {
 		case nameIs(name, "name"):
 			p.Name = str("name", v)
 		case nameIs(name, "uri"):
@@ -137,16 +159,17 @@ func decodeParams(raw json.RawMessage) (*requestParams, *Error) {
 			p.RequestID = json.RawMessage(v)
 		}
 	}
-	return p, typeErr
+	if metaErr != nil {
+		return nil, metaErr, nil
+	}
+	return p, typeErr, nil
 }
 
-// decodeMeta picks the members of a request's _meta object this package
-// reads; the values alias obj.
-func decodeMeta(obj jsontext.Value) (*requestMeta, error) {
-	d := getDecoder(obj)
-	defer putDecoder(d)
-	if !d.openObject() {
-		return nil, errors.New("_meta must be an object")
+// meta decodes the _meta object the decoder is at, picking the members this
+// package reads; the values alias the input.
+func (d *jsonDecoder) meta() (*requestMeta, error) {
+	if _, err := d.dec.ReadToken(); err != nil { // '{'
+		return nil, err
 	}
 	m := new(requestMeta)
 	for {

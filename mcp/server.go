@@ -207,7 +207,7 @@ func (s *Server) admit(ctx context.Context, msg *message, hdr http.Header) (*cal
 	if hdr != nil && hdr.Get(HeaderProtocolVersion) == "" {
 		return nil, errHeaderMismatch("the %s header is required", HeaderProtocolVersion)
 	}
-	params, perr := decodeParams(msg.params)
+	params, perr := msg.requestParams()
 	if params == nil {
 		return nil, perr
 	}
