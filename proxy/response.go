@@ -17,6 +17,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/mcpgate/mcpgate/mcp"
 )
 
@@ -212,16 +214,14 @@ func (e *Endpoint) successResult(code int, mt, ct string, body []byte, truncated
 }
 
 // jsonResult validates and (when configured) redacts a JSON body. Without
-// redaction the body is passed through as compact json.RawMessage, never
-// decoded into Go values.
+// redaction the body is passed through as compact json.RawMessage (strings
+// minimally escaped), never decoded into Go values.
 func (e *Endpoint) jsonResult(body []byte) (any, string, error) {
 	if len(e.redact) == 0 {
-		var b bytes.Buffer
-		b.Grow(len(body))
-		if err := json.Compact(&b, body); err != nil {
+		raw, err := jsontext.AppendFormat(make([]byte, 0, len(body)), body, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+		if err != nil {
 			return nil, "", err
 		}
-		raw := b.Bytes()
 		return json.RawMessage(raw), string(raw), nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
