@@ -63,7 +63,7 @@ type Config struct {
 	// declared schema). Off by default: the outputSchema is the API's own
 	// documented response, kept honest by redaction (seed 003), clients
 	// validate structured output themselves, and the check costs about a
-	// third of the gateway's throughput. Turn it on for APIs whose document
+	// quarter of the gateway's throughput. Turn it on for APIs whose document
 	// may drift from what they send.
 	CheckOutput bool `yaml:"check_output"`
 	// Confirm says which calls the user confirms first (when the client
@@ -72,6 +72,13 @@ type Config struct {
 	// DisableLegacy refuses initialize-based (2025-11-25 and older)
 	// clients; by default they are served on the same endpoint.
 	DisableLegacy bool `yaml:"disable_legacy"`
+	// GCHeadroom is how far the Go heap may grow past what is live before
+	// the garbage collector runs (default 32 MiB; negative: the runtime's
+	// default, as when GOGC is set). A gateway keeps little alive, and the
+	// runtime's 4 MiB minimum makes it collect every few milliseconds under
+	// load; see package gctune. The process uses at most this much more
+	// memory.
+	GCHeadroom int64 `yaml:"gc_headroom"`
 	// Log configures the structured log on stderr.
 	Log LogConfig `yaml:"log"`
 	// Tools selects and shapes the generated tools.
@@ -230,6 +237,13 @@ func (c *Config) ApplyEnv(lookup func(string) (string, bool)) error {
 		}
 		c.UpstreamTimeout = d
 	}
+	if v, ok := lookup(EnvPrefix + "GC_HEADROOM"); ok && v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return fmt.Errorf("%sGC_HEADROOM=%q: not a number of bytes", EnvPrefix, v)
+		}
+		c.GCHeadroom = n
+	}
 	if v, ok := lookup(EnvPrefix + "ALLOWED_HOSTS"); ok && v != "" {
 		c.AllowedHosts = splitList(v)
 	}
@@ -297,6 +311,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.MaxResponseBytes == 0 {
 		c.MaxResponseBytes = 1 << 20
+	}
+	if c.GCHeadroom == 0 {
+		c.GCHeadroom = 32 << 20
 	}
 	if !c.Demo {
 		if c.Spec == "" {

@@ -143,6 +143,18 @@ func TestConfigPrecedence(t *testing.T) {
 	if c.Upstream != "https://env.example" {
 		t.Fatalf("env must override the file: %s", c.Upstream)
 	}
+	for v, want := range map[string]int64{"": 32 << 20, "1048576": 1 << 20, "-1": -1} {
+		c := Config{Spec: "x", Upstream: "https://x"}
+		if err := c.ApplyEnv(func(k string) (string, bool) { return v, k == "MCPGATE_GC_HEADROOM" }); err != nil {
+			t.Fatal(err)
+		}
+		if c, err := c.withDefaults(); err != nil || c.GCHeadroom != want {
+			t.Errorf("MCPGATE_GC_HEADROOM=%q: GCHeadroom %d (%v), want %d", v, c.GCHeadroom, err, want)
+		}
+	}
+	if err := c.ApplyEnv(func(k string) (string, bool) { return "32MiB", k == "MCPGATE_GC_HEADROOM" }); err == nil || !strings.Contains(err.Error(), "GC_HEADROOM") {
+		t.Errorf("a bad MCPGATE_GC_HEADROOM must be named: %v", err)
+	}
 	for _, bad := range []Config{
 		{Spec: "x", Upstream: "ftp://x"},
 		{Spec: "x"},

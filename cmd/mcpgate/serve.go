@@ -9,8 +9,10 @@ import (
 	"net"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/mcpgate/mcpgate/gateway"
+	"github.com/mcpgate/mcpgate/gctune"
 )
 
 // serveFlags are the flags of "serve" and "stdio". Only flags given on the
@@ -30,7 +32,7 @@ MCPGATE_* environment variables, then flags. Environment variables:
   MCPGATE_STORE, MCPGATE_CREDENTIALS, MCPGATE_CONFIRM, MCPGATE_AUTH,
   MCPGATE_ISSUER, MCPGATE_RESOURCE, MCPGATE_UPSTREAM_TIMEOUT,
   MCPGATE_ALLOWED_HOSTS, MCPGATE_ALLOWED_ORIGINS (comma-separated),
-  MCPGATE_LOG_LEVEL, MCPGATE_LOG_FORMAT,
+  MCPGATE_LOG_LEVEL, MCPGATE_LOG_FORMAT, MCPGATE_GC_HEADROOM,
   MCPGATE_STATE_KEYS      requestState key ring "kid:BASE64KEY,..." (newest first;
                           share it between replicas; without it a random key is
                           made and paused requests die with the process)
@@ -63,12 +65,13 @@ func (f *serveFlags) register(fs *flag.FlagSet, withHTTP bool) {
 	fs.DurationVar(&f.cfg.TaskLease, "task-lease", 0, "a worker's claim on a task without renewal; another replica takes over after it (default 30s)")
 	fs.StringVar(&f.tasks, "task-operations", "", "operations (operationId or \"METHOD /path\", comma-separated) served as durable tasks")
 	fs.StringVar(&f.cfg.Confirm, "confirm", "", "calls the user confirms first when the client supports elicitation: destructive (default), writes or none")
-	fs.BoolVar(&f.cfg.CheckOutput, "check-output", false, "validate every upstream JSON response against the tool's outputSchema (a mismatch becomes a tool error; costs ~10-20 µs per call)")
+	fs.BoolVar(&f.cfg.CheckOutput, "check-output", false, "validate every upstream JSON response against the tool's outputSchema (a mismatch becomes a tool error; costs ~20 µs per call)")
 	fs.StringVar(&f.cfg.Auth.Mode, "auth", "", `"oauth": validate every request's bearer JWT (or introspect it) as an OAuth resource server; default "none"`)
 	fs.StringVar(&f.cfg.Auth.Issuer, "issuer", "", "with --auth oauth: the authorization server's issuer URL")
 	fs.StringVar(&f.cfg.Auth.Resource, "resource", "", "with --auth oauth: this server's canonical URL (tokens must be issued for it), e.g. https://mcp.example.com/mcp")
 	fs.StringVar(&f.cfg.Auth.JWKSURL, "jwks-url", "", "with --auth oauth: the JWK Set URL (default: from the issuer's metadata)")
 	fs.StringVar(&f.scopes, "required-scopes", "", "with --auth oauth: scopes every request needs, comma-separated")
+	fs.Int64Var(&f.cfg.GCHeadroom, "gc-headroom", 0, "bytes the heap may grow past what is live before Go collects (default 32 MiB; -1: the runtime's default; ignored when GOGC is set)")
 	fs.StringVar(&f.cfg.Log.Level, "log-level", "", "debug, info (default), warn or error")
 	fs.StringVar(&f.cfg.Log.Format, "log-format", "", "text (default) or json")
 	if withHTTP {
@@ -129,6 +132,8 @@ func (f *serveFlags) resolve(fs *flag.FlagSet) (gateway.Config, error) {
 			cfg.Confirm = f.cfg.Confirm
 		case "check-output":
 			cfg.CheckOutput = f.cfg.CheckOutput
+		case "gc-headroom":
+			cfg.GCHeadroom = f.cfg.GCHeadroom
 		case "log-level":
 			cfg.Log.Level = f.cfg.Log.Level
 		case "log-format":
@@ -198,6 +203,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer g.Close()
+	startGCTuner(ctx, g.Config())
 	addr := g.Config().Addr
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -213,5 +219,14 @@ func runStdio(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer g.Close()
+	startGCTuner(ctx, g.Config())
 	return g.ServeStdio(ctx, os.Stdin, stdout)
+}
+
+// startGCTuner gives the heap the configured headroom (package gctune)
+// until ctx ends.
+func startGCTuner(ctx context.Context, cfg gateway.Config) {
+	if cfg.GCHeadroom > 0 {
+		go gctune.Run(ctx, uint64(cfg.GCHeadroom), time.Second)
+	}
 }
