@@ -63,7 +63,7 @@ type Config struct {
 	// declared schema). Off by default: the outputSchema is the API's own
 	// documented response, kept honest by redaction (seed 003), clients
 	// validate structured output themselves, and the check costs about a
-	// quarter of the gateway's throughput. Turn it on for APIs whose document
+	// sixth of the gateway's throughput. Turn it on for APIs whose document
 	// may drift from what they send.
 	CheckOutput bool `yaml:"check_output"`
 	// Confirm says which calls the user confirms first (when the client

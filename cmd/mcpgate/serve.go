@@ -65,7 +65,7 @@ func (f *serveFlags) register(fs *flag.FlagSet, withHTTP bool) {
 	fs.DurationVar(&f.cfg.TaskLease, "task-lease", 0, "a worker's claim on a task without renewal; another replica takes over after it (default 30s)")
 	fs.StringVar(&f.tasks, "task-operations", "", "operations (operationId or \"METHOD /path\", comma-separated) served as durable tasks")
 	fs.StringVar(&f.cfg.Confirm, "confirm", "", "calls the user confirms first when the client supports elicitation: destructive (default), writes or none")
-	fs.BoolVar(&f.cfg.CheckOutput, "check-output", false, "validate every upstream JSON response against the tool's outputSchema (a mismatch becomes a tool error; costs ~20 µs per call)")
+	fs.BoolVar(&f.cfg.CheckOutput, "check-output", false, "validate every upstream JSON response against the tool's outputSchema (a mismatch becomes a tool error; costs ~10-15 µs per call)")
 	fs.StringVar(&f.cfg.Auth.Mode, "auth", "", `"oauth": validate every request's bearer JWT (or introspect it) as an OAuth resource server; default "none"`)
 	fs.StringVar(&f.cfg.Auth.Issuer, "issuer", "", "with --auth oauth: the authorization server's issuer URL")
 	fs.StringVar(&f.cfg.Auth.Resource, "resource", "", "with --auth oauth: this server's canonical URL (tokens must be issued for it), e.g. https://mcp.example.com/mcp")
