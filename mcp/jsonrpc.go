@@ -5,12 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"sync"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpgate/mcpgate/internal/jsonx"
 )
 
 // message is one decoded JSON-RPC message from a client.
@@ -40,90 +41,22 @@ func (m *message) requestParams() (*requestParams, *Error) {
 	return decodeParams(m.params)
 }
 
-// jsonDecoder reads one JSON document in a single pass (go-json-experiment's
-// jsontext, no reflection). Values it returns alias the bytes it was reset
-// to, so callers reset it to bytes they own. Decoders are pooled.
-type jsonDecoder struct {
-	buf bytes.Buffer
-	dec jsontext.Decoder
-}
+// jsonDecoder is a pooled jsonx.Reader: values it returns alias the bytes
+// it was reset to, so callers reset it to bytes they own.
+type jsonDecoder struct{ jsonx.Reader }
 
 var decoderPool = sync.Pool{New: func() any { return new(jsonDecoder) }}
-
-// decodeOptions match encoding/json's leniency, which this package used
-// before: a duplicate member name is not an error (the last one wins) and
-// invalid UTF-8 inside strings is tolerated.
-var decodeOptions = []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)}
 
 // getDecoder returns a pooled decoder reading b (without copying it).
 func getDecoder(b []byte) *jsonDecoder {
 	d := decoderPool.Get().(*jsonDecoder)
-	d.buf = *bytes.NewBuffer(b)
-	d.dec.Reset(&d.buf, decodeOptions...)
+	d.Reset(b)
 	return d
 }
 
 func putDecoder(d *jsonDecoder) {
-	d.buf = bytes.Buffer{}
-	d.dec.Reset(&d.buf) // drop references to the input
+	d.Release()
 	decoderPool.Put(d)
-}
-
-// member reads the next object member name and value. ok is false at the
-// end of the object; err is a syntax error.
-func (d *jsonDecoder) member() (name, value jsontext.Value, ok bool, err error) {
-	if name, ok, err = d.name(); !ok || err != nil {
-		return nil, nil, ok, err
-	}
-	if value, err = d.dec.ReadValue(); err != nil {
-		return nil, nil, false, err
-	}
-	return name, value, true, nil
-}
-
-// name reads the next object member name, leaving the decoder at its
-// value. ok is false at the end of the object (the '}' is consumed).
-func (d *jsonDecoder) name() (name jsontext.Value, ok bool, err error) {
-	if d.dec.PeekKind() == '}' {
-		_, err = d.dec.ReadToken()
-		return nil, false, err
-	}
-	if name, err = d.dec.ReadValue(); err != nil {
-		return nil, false, err
-	}
-	return name, true, nil
-}
-
-// openObject reads the '{' that starts the document.
-func (d *jsonDecoder) openObject() bool {
-	tok, err := d.dec.ReadToken()
-	return err == nil && tok.Kind() == '{'
-}
-
-// atEOF reports whether nothing but whitespace follows the document.
-func (d *jsonDecoder) atEOF() bool {
-	_, err := d.dec.ReadToken()
-	return err == io.EOF
-}
-
-// nameIs reports whether the quoted member name is want. A name written
-// with escapes is unquoted the slow way.
-func nameIs(quoted jsontext.Value, want string) bool {
-	if bytes.IndexByte(quoted, '\\') < 0 {
-		return len(quoted) == len(want)+2 && string(quoted[1:len(quoted)-1]) == want
-	}
-	var s string
-	return json.Unmarshal(quoted, &s) == nil && s == want
-}
-
-// unquote returns the string a valid JSON string literal denotes.
-func unquote(v []byte) string {
-	if bytes.IndexByte(v, '\\') < 0 {
-		return string(v[1 : len(v)-1])
-	}
-	var s string
-	_ = json.Unmarshal(v, &s) // v was validated by the decoder
-	return s
 }
 
 // emptyObject reports whether v is a JSON object with no members.
@@ -155,7 +88,7 @@ func decodeMessage(b []byte) (*message, json.RawMessage, *Error) {
 	b = bytes.Clone(b) // what the message keeps aliases this copy
 	d := getDecoder(b)
 	defer putDecoder(d)
-	if !d.openObject() {
+	if !d.OpenObject() {
 		return nil, nil, errParse()
 	}
 	var (
@@ -164,42 +97,42 @@ func decodeMessage(b []byte) (*message, json.RawMessage, *Error) {
 		decodedErr                                  *Error
 	)
 	for {
-		name, ok, err := d.name()
+		name, ok, err := d.Name()
 		if err != nil {
 			return nil, nil, errParse()
 		}
 		if !ok {
 			break
 		}
-		if nameIs(name, "params") && d.dec.PeekKind() == '{' {
+		if jsonx.NameIs(name, "params") && d.Dec.PeekKind() == '{' {
 			// Decoded here, in the same pass; the raw bytes are kept too.
-			start := d.dec.InputOffset()
+			start := d.Dec.InputOffset()
 			if decoded, decodedErr, err = d.params(); err != nil {
 				return nil, nil, errParse()
 			}
-			params = bytes.TrimLeft(b[start:d.dec.InputOffset()], " \t\r\n:")
+			params = bytes.TrimLeft(b[start:d.Dec.InputOffset()], " \t\r\n:")
 			continue
 		}
-		v, err := d.dec.ReadValue()
+		v, err := d.Dec.ReadValue()
 		if err != nil {
 			return nil, nil, errParse()
 		}
 		switch {
-		case nameIs(name, "jsonrpc"):
+		case jsonx.NameIs(name, "jsonrpc"):
 			jsonrpc = v
-		case nameIs(name, "id"):
+		case jsonx.NameIs(name, "id"):
 			id = v
-		case nameIs(name, "method"):
+		case jsonx.NameIs(name, "method"):
 			method = v
-		case nameIs(name, "params"):
+		case jsonx.NameIs(name, "params"):
 			params, decoded, decodedErr = v, nil, nil
-		case nameIs(name, "result"):
+		case jsonx.NameIs(name, "result"):
 			result = v
-		case nameIs(name, "error"):
+		case jsonx.NameIs(name, "error"):
 			errObj = v
 		}
 	}
-	if !d.atEOF() {
+	if !d.AtEOF() {
 		return nil, nil, errParse()
 	}
 	rid := json.RawMessage(id)
@@ -225,7 +158,7 @@ func decodeMessage(b []byte) (*message, json.RawMessage, *Error) {
 	if method.Kind() != '"' {
 		return invalid("method must be a string")
 	}
-	m := unquote(method)
+	m := jsonx.Unquote(method)
 	if m == "" {
 		return invalid("method must not be empty")
 	}

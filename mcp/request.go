@@ -8,6 +8,8 @@ import (
 	"strconv"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpgate/mcpgate/internal/jsonx"
 )
 
 // Principal is the authenticated caller of a request, as resolved by the
@@ -73,11 +75,11 @@ func decodeParams(raw json.RawMessage) (*requestParams, *Error) {
 	}
 	d := getDecoder(raw)
 	defer putDecoder(d)
-	if d.dec.PeekKind() != '{' {
+	if d.Dec.PeekKind() != '{' {
 		return nil, ErrInvalidParams("Invalid params: params must be an object")
 	}
 	p, perr, err := d.params()
-	if err == nil && !d.atEOF() {
+	if err == nil && !d.AtEOF() {
 		err = errors.New("data after the params object")
 	}
 	if err != nil {
@@ -89,7 +91,7 @@ func decodeParams(raw json.RawMessage) (*requestParams, *Error) {
 // params decodes the params object the decoder is at (see decodeParams for
 // perr); err is a syntax error. The whole object is consumed either way.
 func (d *jsonDecoder) params() (p *requestParams, perr *Error, err error) {
-	if _, err := d.dec.ReadToken(); err != nil { // '{'
+	if _, err := d.Dec.ReadToken(); err != nil { // '{'
 		return nil, nil, err
 	}
 	p = new(requestParams)
@@ -97,7 +99,7 @@ func (d *jsonDecoder) params() (p *requestParams, perr *Error, err error) {
 	str := func(field string, v jsontext.Value) *string {
 		switch v.Kind() {
 		case '"':
-			s := unquote(v)
+			s := jsonx.Unquote(v)
 			return &s
 		case 'n':
 		default:
@@ -108,15 +110,15 @@ func (d *jsonDecoder) params() (p *requestParams, perr *Error, err error) {
 		return nil
 	}
 	for {
-		name, ok, err := d.name()
+		name, ok, err := d.Name()
 		if err != nil {
 			return nil, nil, err
 		}
 		if !ok {
 			break
 		}
-		if nameIs(name, "_meta") {
-			switch d.dec.PeekKind() {
+		if jsonx.NameIs(name, "_meta") {
+			switch d.Dec.PeekKind() {
 			case '{':
 				if p.Meta, err = d.meta(); err != nil {
 					return nil, nil, err
@@ -128,34 +130,34 @@ func (d *jsonDecoder) params() (p *requestParams, perr *Error, err error) {
 				metaErr = errInvalidMeta("Invalid params: _meta must be an object")
 			}
 		}
-		v, err := d.dec.ReadValue()
+		v, err := d.Dec.ReadValue()
 		if err != nil {
 			return nil, nil, err
 		}
 		switch {
-		case nameIs(name, "name"):
+		case jsonx.NameIs(name, "name"):
 			p.Name = str("name", v)
-		case nameIs(name, "uri"):
+		case jsonx.NameIs(name, "uri"):
 			p.URI = str("uri", v)
-		case nameIs(name, "taskId"):
+		case jsonx.NameIs(name, "taskId"):
 			p.TaskID = str("taskId", v)
-		case nameIs(name, "cursor"):
+		case jsonx.NameIs(name, "cursor"):
 			p.Cursor = str("cursor", v)
-		case nameIs(name, "requestState"):
+		case jsonx.NameIs(name, "requestState"):
 			p.RequestState = str("requestState", v)
-		case nameIs(name, "arguments"):
+		case jsonx.NameIs(name, "arguments"):
 			p.Arguments = json.RawMessage(v)
-		case nameIs(name, "inputResponses"):
+		case jsonx.NameIs(name, "inputResponses"):
 			p.InputResponses = json.RawMessage(v)
-		case nameIs(name, "notifications"):
+		case jsonx.NameIs(name, "notifications"):
 			p.Notifications = json.RawMessage(v)
-		case nameIs(name, "ref"):
+		case jsonx.NameIs(name, "ref"):
 			p.Ref = json.RawMessage(v)
-		case nameIs(name, "argument"):
+		case jsonx.NameIs(name, "argument"):
 			p.Argument = json.RawMessage(v)
-		case nameIs(name, "context"):
+		case jsonx.NameIs(name, "context"):
 			p.Context = json.RawMessage(v)
-		case nameIs(name, "requestId"):
+		case jsonx.NameIs(name, "requestId"):
 			p.RequestID = json.RawMessage(v)
 		}
 	}
@@ -168,25 +170,25 @@ func (d *jsonDecoder) params() (p *requestParams, perr *Error, err error) {
 // meta decodes the _meta object the decoder is at, picking the members this
 // package reads; the values alias the input.
 func (d *jsonDecoder) meta() (*requestMeta, error) {
-	if _, err := d.dec.ReadToken(); err != nil { // '{'
+	if _, err := d.Dec.ReadToken(); err != nil { // '{'
 		return nil, err
 	}
 	m := new(requestMeta)
 	for {
-		name, v, ok, err := d.member()
+		name, v, ok, err := d.Member()
 		if err != nil || !ok {
 			return m, err
 		}
 		switch {
-		case nameIs(name, MetaProtocolVersion):
+		case jsonx.NameIs(name, MetaProtocolVersion):
 			m.ProtocolVersion = json.RawMessage(v)
-		case nameIs(name, MetaClientCapabilities):
+		case jsonx.NameIs(name, MetaClientCapabilities):
 			m.ClientCapabilities = json.RawMessage(v)
-		case nameIs(name, MetaClientInfo):
+		case jsonx.NameIs(name, MetaClientInfo):
 			m.ClientInfo = json.RawMessage(v)
-		case nameIs(name, MetaLogLevel):
+		case jsonx.NameIs(name, MetaLogLevel):
 			m.LogLevel = json.RawMessage(v)
-		case nameIs(name, "progressToken"):
+		case jsonx.NameIs(name, "progressToken"):
 			m.ProgressToken = json.RawMessage(v)
 		}
 	}

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcpgate/mcpgate/internal/jsonx"
 )
 
 // ServerOptions configure a Server. The zero value is usable.
@@ -252,7 +254,7 @@ func (s *Server) readMeta(p *requestParams) (*Request, *Error) {
 	if len(m.ProtocolVersion) == 0 || m.ProtocolVersion[0] != '"' {
 		return nil, errInvalidMeta("Invalid params: _meta is missing %s (a string)", MetaProtocolVersion)
 	}
-	req.ProtocolVersion = unquote(m.ProtocolVersion) // validated by decodeParams
+	req.ProtocolVersion = jsonx.Unquote(m.ProtocolVersion) // validated by decodeParams
 	if len(m.ClientCapabilities) == 0 || m.ClientCapabilities[0] != '{' {
 		return nil, errInvalidMeta("Invalid params: _meta is missing %s (an object)", MetaClientCapabilities)
 	}

@@ -1,14 +1,12 @@
 package proxy
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"sync"
 
-	"github.com/go-json-experiment/json/jsontext"
+	"github.com/mcpgate/mcpgate/internal/jsonx"
 )
 
 // decodeValue decodes one JSON document into the values jsonschema
@@ -17,17 +15,13 @@ import (
 // jsonschema.UnmarshalJSON accepts (duplicate names, last one wins; invalid
 // UTF-8 in strings replaced by U+FFFD) in one pass without reflection.
 func (d *valueDecoder) decodeValue(b []byte) (any, error) {
-	d.buf = *bytes.NewBuffer(b)
-	d.dec.Reset(&d.buf, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
-	defer func() { // drop the reference to b
-		d.buf = bytes.Buffer{}
-		d.dec.Reset(&d.buf)
-	}()
+	d.Reset(b)
+	defer d.Release()
 	v, err := d.value()
 	if err != nil {
 		return nil, err
 	}
-	if _, err := d.dec.ReadToken(); err != io.EOF {
+	if !d.AtEOF() {
 		return nil, errors.New("invalid data after the top-level value")
 	}
 	return v, nil
@@ -35,10 +29,7 @@ func (d *valueDecoder) decodeValue(b []byte) (any, error) {
 
 // valueDecoder is a reusable decodeValue state; valueDecoders pools them
 // (a Proxy owns one pool).
-type valueDecoder struct {
-	buf bytes.Buffer
-	dec jsontext.Decoder
-}
+type valueDecoder struct{ jsonx.Reader }
 
 type valueDecoders struct{ pool sync.Pool }
 
@@ -52,15 +43,15 @@ func (p *valueDecoders) decode(b []byte) (any, error) {
 }
 
 func (d *valueDecoder) value() (any, error) {
-	tok, err := d.dec.ReadToken()
+	tok, err := d.Dec.ReadToken()
 	if err != nil {
 		return nil, err
 	}
 	switch tok.Kind() {
 	case '{':
 		m := map[string]any{}
-		for d.dec.PeekKind() != '}' {
-			tok, err := d.dec.ReadToken()
+		for d.Dec.PeekKind() != '}' {
+			tok, err := d.Dec.ReadToken()
 			if err != nil {
 				return nil, err
 			}
@@ -71,18 +62,18 @@ func (d *valueDecoder) value() (any, error) {
 			}
 			m[name] = v
 		}
-		_, err = d.dec.ReadToken()
+		_, err = d.Dec.ReadToken()
 		return m, err
 	case '[':
 		a := []any{}
-		for d.dec.PeekKind() != ']' {
+		for d.Dec.PeekKind() != ']' {
 			v, err := d.value()
 			if err != nil {
 				return nil, err
 			}
 			a = append(a, v)
 		}
-		_, err = d.dec.ReadToken()
+		_, err = d.Dec.ReadToken()
 		return a, err
 	case '"':
 		return tok.String(), nil

@@ -5,10 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
 
-	"github.com/go-json-experiment/json/jsontext"
+	"github.com/mcpgate/mcpgate/internal/jsonx"
 )
 
 // replyScanner reads JSON-RPC replies in one pass, without reflection and
@@ -16,8 +15,7 @@ import (
 // cores with the servers it measures, so every microsecond it spends per
 // request is taken from them; a scanner belongs to one worker and is reused.
 type replyScanner struct {
-	buf   bytes.Buffer
-	dec   jsontext.Decoder
+	r     jsonx.Reader
 	idb   [24]byte
 	field []byte // the member member() found
 }
@@ -38,9 +36,8 @@ type reply struct {
 // A response for another id, an error response, a response without a result
 // and malformed JSON are classified as failures with an explanation.
 func (s *replyScanner) scan(msg []byte, id int64, field string) reply {
-	s.buf.Reset()
-	s.buf.Write(msg)
-	s.dec.Reset(&s.buf, jsontext.AllowDuplicateNames(true)) // no name tracking: the harness only picks members
+	s.r.Reset(msg)
+	defer s.r.Release()
 	r, err := s.object(id, field)
 	if err != nil {
 		return reply{kind: errProtocol, ours: true, err: fmt.Errorf("reply is not JSON-RPC: %w", err)}
@@ -49,9 +46,9 @@ func (s *replyScanner) scan(msg []byte, id int64, field string) reply {
 }
 
 func (s *replyScanner) object(id int64, field string) (reply, error) {
-	d := &s.dec
-	if t, err := d.ReadToken(); err != nil || t.Kind() != '{' {
-		return reply{}, errors.Join(errors.New("not a JSON object"), err)
+	r, d := &s.r, &s.r.Dec
+	if !r.OpenObject() {
+		return reply{}, errors.New("not a JSON object")
 	}
 	var (
 		gotID, errObj []byte
@@ -59,53 +56,37 @@ func (s *replyScanner) object(id int64, field string) (reply, error) {
 		result        bool
 		out           reply
 	)
-	for d.PeekKind() != '}' {
-		name, err := d.ReadValue()
+	for {
+		name, ok, err := r.Name()
 		if err != nil {
 			return reply{}, err
 		}
-		switch {
-		case nameIs(name, "id"):
-			v, err := d.ReadValue()
-			if err != nil {
-				return reply{}, err
-			}
-			gotID = append(s.idb[:0], v...)
-		case nameIs(name, "method"):
-			v, err := d.ReadValue()
-			if err != nil {
-				return reply{}, err
-			}
-			method = v.Kind() == '"' && len(v) > 2
-		case nameIs(name, "result"):
-			if d.PeekKind() != '{' {
-				v, err := d.ReadValue()
-				if err != nil {
-					return reply{}, err
-				}
-				result = v.Kind() != 'n' // null is no result
-				continue
-			}
+		if !ok {
+			break
+		}
+		if jsonx.NameIs(name, "result") && d.PeekKind() == '{' {
 			result = true
 			if out.field, err = s.member(field); err != nil {
 				return reply{}, err
 			}
-		case nameIs(name, "error"):
-			v, err := d.ReadValue()
-			if err != nil {
-				return reply{}, err
-			}
+			continue
+		}
+		v, err := d.ReadValue()
+		if err != nil {
+			return reply{}, err
+		}
+		switch {
+		case jsonx.NameIs(name, "id"):
+			gotID = append(s.idb[:0], v...)
+		case jsonx.NameIs(name, "method"):
+			method = v.Kind() == '"' && len(v) > 2
+		case jsonx.NameIs(name, "result"):
+			result = v.Kind() != 'n' // null is no result
+		case jsonx.NameIs(name, "error"):
 			errObj = bytes.Clone(v) // error path only
-		default:
-			if err := d.SkipValue(); err != nil {
-				return reply{}, err
-			}
 		}
 	}
-	if _, err := d.ReadToken(); err != nil { // '}'
-		return reply{}, err
-	}
-	if _, err := d.ReadToken(); err != io.EOF {
+	if !r.AtEOF() {
 		return reply{}, errors.New("data after the message")
 	}
 	if method {
@@ -132,42 +113,29 @@ func (s *replyScanner) object(id int64, field string) (reply, error) {
 }
 
 // member reads the result object and returns the raw value of its member
-// named field, skipping the others.
+// named field (copied), skipping the others.
 func (s *replyScanner) member(field string) ([]byte, error) {
-	d := &s.dec
-	if _, err := d.ReadToken(); err != nil { // '{'
-		return nil, err
+	r := &s.r
+	if !r.OpenObject() {
+		return nil, errors.New("result is not an object")
 	}
 	var found []byte
-	for d.PeekKind() != '}' {
-		name, err := d.ReadValue()
+	for {
+		name, ok, err := r.Name()
+		if err != nil || !ok {
+			return found, err
+		}
+		if found != nil || !jsonx.NameIs(name, field) {
+			if err := r.Dec.SkipValue(); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		v, err := r.Dec.ReadValue()
 		if err != nil {
 			return nil, err
 		}
-		if found == nil && nameIs(name, field) {
-			v, err := d.ReadValue()
-			if err != nil {
-				return nil, err
-			}
-			s.field = append(s.field[:0], v...)
-			found = s.field
-			continue
-		}
-		if err := d.SkipValue(); err != nil {
-			return nil, err
-		}
+		s.field = append(s.field[:0], v...)
+		found = s.field
 	}
-	_, err := d.ReadToken() // '}'
-	return found, err
-}
-
-// nameIs reports whether the quoted object member name is want. Names with
-// escapes are unquoted the slow way: no server writes "id" as "\u0069d", but
-// it is valid JSON.
-func nameIs(quoted jsontext.Value, want string) bool {
-	if bytes.IndexByte(quoted, '\\') < 0 {
-		return len(quoted) == len(want)+2 && string(quoted[1:len(quoted)-1]) == want
-	}
-	var s string
-	return json.Unmarshal(quoted, &s) == nil && s == want
 }

@@ -1,0 +1,95 @@
+// Package jsonx reads JSON in one pass, without reflection, straight from a
+// byte slice: a thin layer over go-json-experiment's jsontext shared by the
+// MCP codec, the proxy's argument decoder and the load harness.
+//
+// Invariants: a Reader never copies its input, so every value it returns
+// aliases the slice it was reset to and stays valid as long as that slice
+// does; reading is as lenient as encoding/json (a duplicate member name is
+// not an error and the last one wins; invalid UTF-8 inside strings is
+// tolerated).
+package jsonx
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// Reader reads one JSON document. The zero value is ready for Reset; a
+// Reader is not safe for concurrent use (pool them).
+type Reader struct {
+	buf bytes.Buffer
+	// Dec is the underlying decoder, for token-level reading.
+	Dec jsontext.Decoder
+}
+
+// Reset points r at b, without copying it.
+func (r *Reader) Reset(b []byte) {
+	r.buf = *bytes.NewBuffer(b) // jsontext reads a bytes.Buffer's bytes in place
+	r.Dec.Reset(&r.buf, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+}
+
+// Release drops r's reference to its input, before r is pooled.
+func (r *Reader) Release() {
+	r.buf = bytes.Buffer{}
+	r.Dec.Reset(&r.buf)
+}
+
+// OpenObject reads the '{' that starts an object.
+func (r *Reader) OpenObject() bool {
+	tok, err := r.Dec.ReadToken()
+	return err == nil && tok.Kind() == '{'
+}
+
+// Name reads the next object member name, leaving r at its value. ok is
+// false at the end of the object (the '}' is consumed); err is a syntax
+// error.
+func (r *Reader) Name() (name jsontext.Value, ok bool, err error) {
+	if r.Dec.PeekKind() == '}' {
+		_, err = r.Dec.ReadToken()
+		return nil, false, err
+	}
+	if name, err = r.Dec.ReadValue(); err != nil {
+		return nil, false, err
+	}
+	return name, true, nil
+}
+
+// Member reads the next object member name and value; see Name.
+func (r *Reader) Member() (name, value jsontext.Value, ok bool, err error) {
+	if name, ok, err = r.Name(); !ok || err != nil {
+		return nil, nil, ok, err
+	}
+	if value, err = r.Dec.ReadValue(); err != nil {
+		return nil, nil, false, err
+	}
+	return name, value, true, nil
+}
+
+// AtEOF reports whether nothing but whitespace follows the document.
+func (r *Reader) AtEOF() bool {
+	_, err := r.Dec.ReadToken()
+	return err == io.EOF
+}
+
+// NameIs reports whether the quoted member name is want. A name written
+// with escapes is unquoted the slow way.
+func NameIs(quoted []byte, want string) bool {
+	if bytes.IndexByte(quoted, '\\') < 0 {
+		return len(quoted) == len(want)+2 && string(quoted[1:len(quoted)-1]) == want
+	}
+	var s string
+	return json.Unmarshal(quoted, &s) == nil && s == want
+}
+
+// Unquote returns the string a valid JSON string literal denotes.
+func Unquote(v []byte) string {
+	if bytes.IndexByte(v, '\\') < 0 {
+		return string(v[1 : len(v)-1])
+	}
+	var s string
+	_ = json.Unmarshal(v, &s) // v was validated by the Reader
+	return s
+}
