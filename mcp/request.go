@@ -303,30 +303,26 @@ func ContinuationAs[T any](r *Request) (T, error) {
 // Elicitation returns the client's answer to the elicitation asked under key,
 // and whether a well-formed answer is there.
 func (r *Request) Elicitation(key string) (ElicitResult, bool) {
-	var res ElicitResult
-	raw, ok := r.InputResponses[key]
-	if !ok || json.Unmarshal(raw, &res) != nil || res.Action == "" {
-		return ElicitResult{}, false
-	}
-	return res, true
+	return inputResponse(r, key, func(res *ElicitResult) bool { return res.Action != "" })
 }
 
 // Sampling returns the client's answer to the sampling request under key.
 func (r *Request) Sampling(key string) (CreateMessageResult, bool) {
-	var res CreateMessageResult
-	raw, ok := r.InputResponses[key]
-	if !ok || json.Unmarshal(raw, &res) != nil || res.Content == nil {
-		return CreateMessageResult{}, false
-	}
-	return res, true
+	return inputResponse(r, key, func(res *CreateMessageResult) bool { return res.Content != nil })
 }
 
 // Roots returns the client's answer to the roots/list request under key.
 func (r *Request) Roots(key string) (ListRootsResult, bool) {
-	var res ListRootsResult
+	return inputResponse(r, key, func(res *ListRootsResult) bool { return res.Roots != nil })
+}
+
+// inputResponse decodes the answer under key; well says whether a decoded
+// answer is well formed. A missing or malformed answer is the zero T.
+func inputResponse[T any](r *Request, key string, well func(*T) bool) (T, bool) {
+	var res, zero T
 	raw, ok := r.InputResponses[key]
-	if !ok || json.Unmarshal(raw, &res) != nil || res.Roots == nil {
-		return ListRootsResult{}, false
+	if !ok || json.Unmarshal(raw, &res) != nil || !well(&res) {
+		return zero, false
 	}
 	return res, true
 }
