@@ -194,16 +194,23 @@ func hasAllTags(have, want []string) bool {
 	return true
 }
 
-func (a *API) createPet(w http.ResponseWriter, r *http.Request, _ principal) {
-	if !requireMedia(w, r, "application/json") {
-		return
-	}
+// readPetInput reads and validates a JSON PetInput body, answering the
+// problem itself when there is one.
+func (a *API) readPetInput(w http.ResponseWriter, r *http.Request) (PetInput, bool) {
 	var in PetInput
-	if !decodeJSON(w, r, &in) {
-		return
+	if !requireMedia(w, r, "application/json") || !decodeJSON(w, r, &in) {
+		return in, false
 	}
 	if err := a.validateInput(&in); err != nil {
 		validationProblem(w, err)
+		return in, false
+	}
+	return in, true
+}
+
+func (a *API) createPet(w http.ResponseWriter, r *http.Request, _ principal) {
+	in, ok := a.readPetInput(w, r)
+	if !ok {
 		return
 	}
 	now := a.now().UTC()
@@ -256,15 +263,11 @@ func (a *API) getPet(w http.ResponseWriter, r *http.Request, _ principal) {
 
 func (a *API) replacePet(w http.ResponseWriter, r *http.Request, _ principal) {
 	id, ok := pathID(w, r, "petId")
-	if !ok || !requireMedia(w, r, "application/json") {
+	if !ok {
 		return
 	}
-	var in PetInput
-	if !decodeJSON(w, r, &in) {
-		return
-	}
-	if err := a.validateInput(&in); err != nil {
-		validationProblem(w, err)
+	in, ok := a.readPetInput(w, r)
+	if !ok {
 		return
 	}
 	now := a.now().UTC()
