@@ -6,7 +6,7 @@
 // against a recording upstream served by the test process.
 //
 // Nothing here waits by sleeping: the gateway listens on 127.0.0.1:0 and
-// readiness is the binary's "serving N tools at URL" line on stderr (which
+// readiness is the binary's "serving MCP" log line on stderr (which
 // names the port) followed by a GET /healthz; every subprocess is stopped with
 // SIGTERM (and must exit 0: graceful shutdown) in t.Cleanup, with SIGKILL as
 // the fallback.
@@ -101,7 +101,8 @@ type logBuffer struct {
 
 func newLogBuffer() *logBuffer { return &logBuffer{ready: make(chan struct{})} }
 
-var servingLine = regexp.MustCompile(`mcpgate: serving (\d+) tools at (http://\S+)`)
+// servingLine is the gateway's "serving MCP" log record, as text or JSON.
+var servingLine = regexp.MustCompile(`"?msg"?[=:]"serving MCP"[ ,]"?tools"?[=:](\d+)[ ,]"?url"?[=:]"?(http://[^"\s]+)`)
 
 func (b *logBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()

@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/mcpgate/mcpgate/auth"
 	"github.com/mcpgate/mcpgate/mcp"
@@ -34,14 +37,18 @@ func (g *Gateway) setupOAuth(ctx context.Context, res *openapi.Result, upstream 
 		Issuer: a.Issuer, Resource: a.Resource, Audiences: a.Audiences, JWKSURL: a.JWKSURL,
 		RequiredScopes: a.RequiredScopes, TenantClaim: a.TenantClaim, Logger: g.logger,
 	}
-	if in := a.Introspection; in != nil {
+	if in := a.Introspection; in.Endpoint != "" {
 		secret, err := secretValue(in.ClientSecret)
 		if err != nil {
 			return nil, fmt.Errorf("auth introspection: %w", err)
 		}
 		vc.Introspection = &auth.IntrospectionConfig{Endpoint: in.Endpoint, ClientID: in.ClientID, ClientSecret: secret}
 	}
-	v, err := auth.NewValidator(ctx, vc)
+	var v *auth.Validator
+	err := retryUnreachable(ctx, g.logger, "issuer "+a.Issuer, a.StartupTimeout, func() (err error) {
+		v, err = auth.NewValidator(ctx, vc)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("auth: %w", err)
 	}
@@ -69,8 +76,12 @@ func (g *Gateway) setupOAuth(ctx context.Context, res *openapi.Result, upstream 
 		if err != nil {
 			return nil, fmt.Errorf("credentials exchange: %w", err)
 		}
-		exchanger, err := auth.NewExchanger(ctx, auth.ExchangeConfig{
-			TokenEndpoint: ex.TokenEndpoint, Issuer: a.Issuer, ClientID: ex.ClientID, ClientSecret: secret, Scope: ex.Scope,
+		var exchanger *auth.Exchanger
+		err = retryUnreachable(ctx, g.logger, "token exchange at "+a.Issuer, a.StartupTimeout, func() (err error) {
+			exchanger, err = auth.NewExchanger(ctx, auth.ExchangeConfig{
+				TokenEndpoint: ex.TokenEndpoint, Issuer: a.Issuer, ClientID: ex.ClientID, ClientSecret: secret, Scope: ex.Scope,
+			})
+			return err
 		})
 		if err != nil {
 			return nil, fmt.Errorf("credentials exchange: %w", err)
@@ -111,6 +122,31 @@ func (o *oauth) wrap(mux *http.ServeMux, path string, h http.Handler) (http.Hand
 		return nil, err
 	}
 	return auth.Middleware(o.validator, o.meta)(h), nil
+}
+
+// retryUnreachable runs fn until it succeeds, fails for a reason other than
+// an unreachable peer, or timeout has passed, waiting longer between tries
+// (200 ms doubling to 5 s). Identity providers often start beside the
+// gateway; a negative timeout tries once.
+func retryUnreachable(ctx context.Context, logger *slog.Logger, what string, timeout time.Duration, fn func() error) error {
+	deadline := time.Now().Add(timeout)
+	wait := 200 * time.Millisecond
+	for {
+		err := fn()
+		var ne net.Error
+		left := time.Until(deadline)
+		if err == nil || !errors.As(err, &ne) || left <= 0 {
+			return err
+		}
+		wait = min(wait, left)
+		logger.Warn("unreachable at start; retrying", "what", what, "in", wait, "err", err)
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return fmt.Errorf("%w (gave up: %w)", err, context.Cause(ctx))
+		}
+		wait = min(2*wait, 5*time.Second)
+	}
 }
 
 // secretValue resolves "env:NAME".

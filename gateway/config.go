@@ -3,273 +3,185 @@ package gateway
 import (
 	"errors"
 	"fmt"
-	"io"
 	"net/url"
 	"os"
 	"path/filepath"
-	"strconv"
+	"reflect"
 	"strings"
 	"time"
 
-	"go.yaml.in/yaml/v4"
-
+	"github.com/mcpgate/mcpgate/internal/settings"
 	"github.com/mcpgate/mcpgate/openapi"
 )
 
-// Config is everything the gateway is told: by a YAML file, by MCPGATE_*
-// environment variables, and by flags, in rising order of precedence.
+// Config is everything the gateway is told. It is also the one table of the
+// product's settings (package internal/settings): each field's tags give its
+// YAML key, its flag (the key with dashes, after its section's prefix), its
+// MCPGATE_* environment variable, its default and its help, and `mcpgate
+// serve --help` and the README's settings reference are made from them.
+// Programs that build a Config themselves get the same defaults from New.
 type Config struct {
-	// Spec is the OpenAPI document: a file, an http(s) URL, or "-" for stdin.
-	Spec string `yaml:"spec"`
+	// Spec is the OpenAPI document.
+	Spec string `yaml:"spec" name:"spec" placeholder:"FILE|URL" help:"OpenAPI document: a file, an http(s) URL, or - for stdin."`
 	// Upstream is the base URL tool calls are sent to. Credentials are only
 	// ever sent to its origin.
-	Upstream string `yaml:"upstream"`
+	Upstream string `yaml:"upstream" name:"upstream" placeholder:"URL" help:"Base URL of the API the tools call, e.g. https://api.example.com/v1 (include a Swagger 2.0 basePath). Credentials are only ever sent to its origin."`
 	// Demo serves the built-in demo API (Spec and Upstream are then set).
-	Demo bool `yaml:"demo"`
-	// Addr is the listen address (default 127.0.0.1:8080).
-	Addr string `yaml:"addr"`
-	// Path is the MCP endpoint path (default /mcp).
-	Path string `yaml:"path"`
-	// Store keeps tasks and used requestState ids: "sqlite:PATH" (default,
-	// under the user's state directory), "postgres://…" (N replicas share
-	// it) or "memory" (development only: all tasks are lost on restart).
-	Store string `yaml:"store"`
-	// TaskConcurrency bounds the task handlers running at once in this
-	// process (default 16); TaskLease is how long a worker's claim on a task
-	// lasts without renewal (default 30 s): another replica takes a task
-	// over when its worker's lease lapses.
-	TaskConcurrency int           `yaml:"task_concurrency"`
-	TaskLease       time.Duration `yaml:"task_lease"`
-	// StateKeys is the requestState key ring, "kid:BASE64KEY,…" (newest
-	// first). Empty: MCPGATE_STATE_KEYS, else a random key (state then dies
-	// with the process and cannot cross replicas).
-	StateKeys string `yaml:"state_keys"`
-	// Auth makes the gateway an OAuth resource server (mode "oauth"): every
-	// request needs a valid access token issued for Auth.Resource.
-	Auth AuthConfig `yaml:"auth"`
-	// Credentials says how calls authenticate to the upstream.
-	Credentials Credentials `yaml:"credentials"`
-	// UpstreamTimeout bounds one upstream call (default 30 s).
-	UpstreamTimeout time.Duration `yaml:"upstream_timeout"`
-	// MaxResponseBytes caps an upstream response (default 1 MiB).
-	MaxResponseBytes int64 `yaml:"max_response_bytes"`
-	// AllowedHosts and AllowedOrigins are the DNS-rebinding guard (default:
-	// loopback only). Set them when the gateway is reached by a public name.
-	AllowedHosts   []string `yaml:"allowed_hosts"`
-	AllowedOrigins []string `yaml:"allowed_origins"`
+	Demo bool `yaml:"demo" name:"demo" help:"Serve the built-in demo API (no spec or upstream needed)."`
+
+	Addr           string   `yaml:"addr" name:"addr" default:"127.0.0.1:8080" help:"Listen address (serve)."`
+	Path           string   `yaml:"path" name:"path" default:"/mcp" help:"MCP endpoint path (serve)."`
+	AllowedHosts   []string `yaml:"allowed_hosts" name:"allowed-hosts" help:"Host names accepted, comma-separated (the DNS-rebinding guard; default: loopback only; * for any). Set it when the gateway is reached by a public name."`
+	AllowedOrigins []string `yaml:"allowed_origins" name:"allowed-origins" help:"Browser Origins accepted, comma-separated (default: loopback only)."`
+	// DisableLegacy refuses initialize-based (2025-11-25 and older) clients.
+	DisableLegacy bool `yaml:"disable_legacy" name:"disable-legacy" aliases:"no-legacy" env:"MCPGATE_DISABLE_LEGACY,MCPGATE_NO_LEGACY" help:"Refuse 2025-11-25 (initialize-based) clients; by default they are served on the same endpoint."`
+
+	// Store keeps tasks and used requestState ids.
+	Store string `yaml:"store" name:"store" placeholder:"URL" help:"Task and state store: sqlite:PATH (default: mcpgate.db under the user's state directory, ~/.local/state/mcpgate), postgres://... (replicas share it) or memory (development only: tasks are lost on restart)."`
+	// StateKeys is the requestState key ring.
+	StateKeys       string        `yaml:"state_keys" name:"state-keys" placeholder:"KID:BASE64,..." help:"Key ring that seals requestState, kid:BASE64KEY,... newest first; share it between replicas. Without it a random key is made and paused requests die with the process."`
+	TaskConcurrency int           `yaml:"task_concurrency" name:"task-concurrency" default:"16" help:"Task handlers running at once in this process."`
+	TaskLease       time.Duration `yaml:"task_lease" name:"task-lease" default:"30s" help:"How long a worker's claim on a task lasts without renewal; another replica takes a task over when it lapses."`
+
+	UpstreamTimeout  time.Duration `yaml:"upstream_timeout" name:"upstream-timeout" default:"30s" help:"Bound on one upstream call, redirects and body included."`
+	MaxResponseBytes int64         `yaml:"max_response_bytes" name:"max-response-bytes" default:"1048576" help:"Cap on an upstream response body, in bytes."`
 	// CheckOutput validates every upstream JSON response against the tool's
 	// outputSchema; one that does not match becomes a tool error instead of
 	// reaching the client (MCP requires structuredContent to match a
 	// declared schema). Off by default: the outputSchema is the API's own
-	// documented response, kept honest by redaction (seed 003), clients
-	// validate structured output themselves, and the check costs about a
-	// sixth of the gateway's throughput. Turn it on for APIs whose document
-	// may drift from what they send.
-	CheckOutput bool `yaml:"check_output"`
-	// Confirm says which calls the user confirms first (when the client
-	// supports elicitation): "destructive" (default), "writes" or "none".
-	Confirm string `yaml:"confirm"`
-	// DisableLegacy refuses initialize-based (2025-11-25 and older)
-	// clients; by default they are served on the same endpoint.
-	DisableLegacy bool `yaml:"disable_legacy"`
+	// documented response, clients validate structured output themselves,
+	// and the check costs about a sixth of the gateway's throughput.
+	CheckOutput bool `yaml:"check_output" name:"check-output" help:"Validate every upstream JSON response against the tool's outputSchema; a mismatch becomes a tool error (costs ~10-15 µs per call)."`
+	// Confirm says which calls the user confirms first; ConfirmFallback
+	// what happens to them when the client cannot ask (no elicitation).
+	Confirm         string `yaml:"confirm" name:"confirm" default:"destructive" enum:"destructive,writes,none" help:"Calls the user confirms before they are sent: destructive (DELETE, and PUT/PATCH not marked otherwise), writes (every mutating call) or none."`
+	ConfirmFallback string `yaml:"confirm_fallback" name:"confirm-fallback" default:"allow" enum:"allow,deny" help:"For a client that cannot ask its user (it declared no elicitation), a call that needs confirmation is sent anyway (allow) or refused (deny)."`
 	// GCHeadroom is how far the Go heap may grow past what is live before
-	// the garbage collector runs (default 32 MiB; negative: the runtime's
-	// default, as when GOGC is set). A gateway keeps little alive, and the
-	// runtime's 4 MiB minimum makes it collect every few milliseconds under
-	// load; see package gctune. The process uses at most this much more
-	// memory.
-	GCHeadroom int64 `yaml:"gc_headroom"`
-	// Log configures the structured log on stderr.
-	Log LogConfig `yaml:"log"`
-	// Tools selects and shapes the generated tools.
-	Tools ToolsConfig `yaml:"tools"`
+	// the garbage collector runs (see package gctune).
+	GCHeadroom int64 `yaml:"gc_headroom" name:"gc-headroom" default:"33554432" help:"Bytes the heap may grow past what is live before Go collects (-1: the runtime's default; ignored when GOGC is set)."`
+
+	Log         LogConfig   `yaml:"log" embed:"" prefix:"log-"`
+	Auth        AuthConfig  `yaml:"auth" embed:"" prefix:"auth-"`
+	Credentials Credentials `yaml:"credentials" embed:"" prefix:"credentials-"`
+	Tools       ToolsConfig `yaml:"tools" embed:"" prefix:"tools-"`
+}
+
+// LogConfig configures the structured log on stderr.
+type LogConfig struct {
+	Level  string `yaml:"level" name:"level" default:"info" enum:"debug,info,warn,error" help:"Log level: debug, info, warn or error."`
+	Format string `yaml:"format" name:"format" default:"text" enum:"text,json" help:"Log format: text or json (every line is then one JSON object)."`
 }
 
 // AuthConfig configures OAuth resource-server mode.
 type AuthConfig struct {
-	// Mode is "none" (default: the bearer is not validated here, the
-	// upstream decides) or "oauth".
-	Mode string `yaml:"mode"`
-	// Issuer is the authorization server; Resource this server's canonical
-	// URL (tokens must name it in aud), e.g. https://mcp.example.com/mcp.
-	Issuer   string `yaml:"issuer"`
-	Resource string `yaml:"resource"`
-	// Audiences are further accepted aud values.
-	Audiences []string `yaml:"audiences"`
-	// JWKSURL overrides the issuer's jwks_uri.
-	JWKSURL string `yaml:"jwks_url"`
+	// Mode "oauth" makes every request need a valid access token issued
+	// for Resource.
+	Mode   string `yaml:"mode" name:"mode" aliases:"auth" env:"MCPGATE_AUTH_MODE,MCPGATE_AUTH" default:"none" enum:"none,oauth" help:"none: the bearer is not validated here, the upstream decides; oauth: validate every request's bearer JWT (or introspect it) as an OAuth resource server."`
+	Issuer string `yaml:"issuer" name:"issuer" aliases:"issuer" env:"MCPGATE_AUTH_ISSUER,MCPGATE_ISSUER" placeholder:"URL" help:"With auth mode oauth: the authorization server's issuer URL."`
+	// Resource is this server's canonical URL (tokens must name it in aud).
+	Resource  string   `yaml:"resource" name:"resource" aliases:"resource" env:"MCPGATE_AUTH_RESOURCE,MCPGATE_RESOURCE" placeholder:"URL" help:"With auth mode oauth: this server's canonical URL (tokens must be issued for it), e.g. https://mcp.example.com/mcp."`
+	Audiences []string `yaml:"audiences" name:"audiences" help:"Further accepted aud values, comma-separated."`
+	JWKSURL   string   `yaml:"jwks_url" name:"jwks-url" aliases:"jwks-url" placeholder:"URL" help:"The JWK Set URL (default: the issuer's jwks_uri)."`
 	// RequiredScopes are needed for every request (403 insufficient_scope).
-	RequiredScopes []string `yaml:"required_scopes"`
-	// TenantClaim names the claim that becomes the tenant (e.g. "tid").
-	TenantClaim string `yaml:"tenant_claim"`
+	RequiredScopes []string `yaml:"required_scopes" name:"required-scopes" aliases:"required-scopes" help:"Scopes every request needs, comma-separated."`
+	TenantClaim    string   `yaml:"tenant_claim" name:"tenant-claim" help:"The claim that becomes the caller's tenant (e.g. tid)."`
+	// StartupTimeout bounds how long an unreachable issuer is retried at
+	// start (identity providers and gateways often start together).
+	StartupTimeout time.Duration `yaml:"startup_timeout" name:"startup-timeout" default:"30s" help:"How long an unreachable issuer, JWKS or token endpoint is retried at start, with backoff, before the gateway gives up (a negative value: do not retry)."`
 	// Introspection validates opaque tokens (RFC 7662).
-	Introspection *Introspection `yaml:"introspection"`
+	Introspection Introspection `yaml:"introspection" embed:"" prefix:"introspection-"`
 	// ToolScopes overrides the scopes a tool needs (default: the oauth2 /
-	// openIdConnect scopes of the operation's security requirements). A
-	// caller sees and may call only the tools its scopes allow.
-	ToolScopes map[string][]string `yaml:"tool_scopes"`
+	// openIdConnect scopes of the operation's security requirements).
+	ToolScopes map[string][]string `yaml:"tool_scopes" name:"tool-scopes" type:"yaml" placeholder:"YAML" help:"Scopes a tool needs, by tool name, overriding the document's security requirements; a caller sees and may call only the tools its scopes allow."`
 }
 
 // Introspection is an RFC 7662 endpoint and this server's client
 // credentials for it.
 type Introspection struct {
-	Endpoint     string `yaml:"endpoint"`
-	ClientID     string `yaml:"client_id"`
-	ClientSecret string `yaml:"client_secret"`
+	Endpoint     string `yaml:"endpoint" name:"endpoint" placeholder:"URL" help:"RFC 7662 introspection endpoint for opaque tokens."`
+	ClientID     string `yaml:"client_id" name:"client-id" help:"This server's client id at the introspection endpoint."`
+	ClientSecret string `yaml:"client_secret" name:"client-secret" help:"Its client secret, or env:NAME to read it from the variable NAME."`
 }
 
 // Credentials configure the upstream authentication.
 type Credentials struct {
-	// Mode is "passthrough" (default: the caller's Authorization bearer is
-	// forwarded, to the upstream origin only; with auth mode oauth only when
-	// the token's audience covers the upstream), "exchange" (RFC 8693: the
-	// caller's token is exchanged at the authorization server for one issued
-	// to the upstream; needs auth mode oauth), "static" (secrets per OpenAPI
-	// security scheme from Static or MCPGATE_SECRET_<SCHEME>) or "none".
-	Mode string `yaml:"mode"`
-	// UpstreamAudiences are aud values that count as the upstream for
-	// passthrough (besides its URL and origin).
-	UpstreamAudiences []string `yaml:"upstream_audiences"`
-	// Exchange configures token exchange.
-	Exchange Exchange `yaml:"exchange"`
-	// Static maps a security scheme name to its secret; a value "env:NAME"
-	// is read from the environment variable NAME. Basic auth takes
-	// "user:password".
-	Static map[string]string `yaml:"static"`
+	Mode string `yaml:"mode" name:"mode" aliases:"credentials" env:"MCPGATE_CREDENTIALS_MODE,MCPGATE_CREDENTIALS" default:"passthrough" enum:"passthrough,exchange,static,none" help:"passthrough: forward the caller's bearer to the upstream origin only (with auth mode oauth only when its audience covers the upstream); exchange: trade it (RFC 8693) for one issued to the upstream; static: fill the document's security schemes from credentials.static or MCPGATE_SECRET_<SCHEME>; none."`
+	// UpstreamAudiences count as the upstream for passthrough.
+	UpstreamAudiences []string `yaml:"upstream_audiences" name:"upstream-audiences" help:"aud values that count as the upstream for passthrough (besides its URL and origin), comma-separated."`
+	Exchange          Exchange `yaml:"exchange" embed:"" prefix:"exchange-"`
+	// Static maps a security scheme name to its secret.
+	Static map[string]string `yaml:"static" name:"static" type:"yaml" placeholder:"YAML" help:"Secret per OpenAPI security scheme name for mode static; a value env:NAME is read from the variable NAME; basic auth takes user:password."`
 }
 
 // Exchange configures RFC 8693 token exchange.
 type Exchange struct {
-	TokenEndpoint string `yaml:"token_endpoint"` // default: the issuer's
-	ClientID      string `yaml:"client_id"`
-	ClientSecret  string `yaml:"client_secret"` // or env:NAME
-	Audience      string `yaml:"audience"`      // default: the upstream URL
-	Scope         string `yaml:"scope"`
-}
-
-// LogConfig configures logging.
-type LogConfig struct {
-	Level  string `yaml:"level"`  // debug, info (default), warn, error
-	Format string `yaml:"format"` // text (default) or json
+	TokenEndpoint string `yaml:"token_endpoint" name:"token-endpoint" placeholder:"URL" help:"Token endpoint for exchange (default: the issuer's)."`
+	ClientID      string `yaml:"client_id" name:"client-id" help:"This server's client id for token exchange."`
+	ClientSecret  string `yaml:"client_secret" name:"client-secret" help:"Its client secret, or env:NAME."`
+	Audience      string `yaml:"audience" name:"audience" help:"Audience to ask for (default: the upstream URL)."`
+	Scope         string `yaml:"scope" name:"scope" help:"Scope to ask for."`
 }
 
 // ToolsConfig selects operations and overrides what is generated for them.
 type ToolsConfig struct {
-	IncludeMethods    []string `yaml:"include_methods"`
-	ExcludeTags       []string `yaml:"exclude_tags"`
-	IncludePaths      []string `yaml:"include_paths"`
-	ExcludePaths      []string `yaml:"exclude_paths"`
-	IncludeOperations []string `yaml:"include_operations"`
-	ExcludeOperations []string `yaml:"exclude_operations"`
-	MaxNameLength     int      `yaml:"max_name_length"`
+	GenerateSettings `yaml:",inline" embed:""`
 	// Overrides per operation, keyed by operationId or "METHOD /path".
-	Overrides map[string]Override `yaml:"overrides"`
-	// Tasks lists operations (operationId or "METHOD /path") exposed as
-	// task tools: a client that supports the Tasks extension gets a durable
-	// task; an upstream 202 Accepted with Location is then polled to the end.
-	Tasks []string `yaml:"tasks"`
+	Overrides map[string]openapi.Override `yaml:"overrides" name:"overrides" type:"yaml" placeholder:"YAML" help:"Changes to generated tools, keyed by operationId or \"METHOD /path\": name, title, description, hide, readOnlyHint, destructiveHint, idempotentHint, openWorldHint, redactResponse, task. On the command line: YAML or JSON text, or @FILE."`
+	// Tasks lists operations exposed as task tools.
+	Tasks []string `yaml:"tasks" name:"tasks" aliases:"task-operations" env:"MCPGATE_TOOLS_TASKS,MCPGATE_TASK_OPERATIONS" help:"Operations (operationId or \"METHOD /path\", comma-separated) served as durable tasks; an upstream 202 Accepted with Location is then polled to the end."`
 }
 
-// Override changes one generated tool.
-type Override struct {
-	Name            string   `yaml:"name"`
-	Title           string   `yaml:"title"`
-	Description     string   `yaml:"description"`
-	Hide            bool     `yaml:"hide"`
-	ReadOnlyHint    *bool    `yaml:"read_only"`
-	DestructiveHint *bool    `yaml:"destructive"`
-	IdempotentHint  *bool    `yaml:"idempotent"`
-	OpenWorldHint   *bool    `yaml:"open_world"`
-	RedactResponse  []string `yaml:"redact_response"`
-	Task            bool     `yaml:"task"`
+// GenerateSettings choose the operations that become tools; "mcpgate
+// tools" and "mcpgate check" take the same ones, so that a check
+// regenerates exactly what is served.
+type GenerateSettings struct {
+	IncludeMethods    []string `yaml:"include_methods" name:"include-methods" help:"Only operations with these HTTP methods, comma-separated (e.g. GET,HEAD)."`
+	ExcludeTags       []string `yaml:"exclude_tags" name:"exclude-tags" help:"Drop operations with any of these tags, comma-separated."`
+	IncludePaths      []string `yaml:"include_paths" name:"include-paths" help:"Only paths matching these globs, comma-separated (* within a segment, ** across)."`
+	ExcludePaths      []string `yaml:"exclude_paths" name:"exclude-paths" help:"Drop paths matching these globs, comma-separated."`
+	IncludeOperations []string `yaml:"include_operations" name:"include-operations" help:"Only these operationIds, comma-separated."`
+	ExcludeOperations []string `yaml:"exclude_operations" name:"exclude-operations" help:"Drop these operationIds, comma-separated."`
+	MaxNameLength     int      `yaml:"max_name_length" name:"max-name-length" default:"64" help:"Maximum tool name length (16 to 128)."`
+	// The bounds of what an agent reads.
+	MaxDescriptionLength int `yaml:"max_description_length" name:"max-description-length" default:"1024" help:"Maximum tool description length in bytes (-1: unbounded)."`
+	MaxOutputSchemaBytes int `yaml:"max_output_schema_bytes" name:"max-output-schema-bytes" default:"65536" help:"Bound on an encoded outputSchema: past it, the $defs farthest from the root become true (-1: unbounded)."`
+	MaxInputSchemaBytes  int `yaml:"max_input_schema_bytes" name:"max-input-schema-bytes" help:"Bound on an encoded inputSchema, applied the same way (0: unbounded)."`
 }
 
-// LoadConfigFile reads a YAML config file; unknown keys are an error that
-// names the file and the line.
-func LoadConfigFile(path string) (Config, error) {
-	var c Config
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return c, fmt.Errorf("config %s: %w", path, err)
+// Options are the generator options these settings give.
+func (s GenerateSettings) Options() openapi.GenerateOptions {
+	return openapi.GenerateOptions{
+		IncludeMethods: s.IncludeMethods, ExcludeTags: s.ExcludeTags,
+		IncludePaths: s.IncludePaths, ExcludePaths: s.ExcludePaths,
+		IncludeOperations: s.IncludeOperations, ExcludeOperations: s.ExcludeOperations,
+		MaxNameLength: s.MaxNameLength, MaxDescriptionLength: s.MaxDescriptionLength,
+		MaxOutputSchemaBytes: s.MaxOutputSchemaBytes, MaxInputSchemaBytes: s.MaxInputSchemaBytes,
 	}
-	dec := yaml.NewDecoder(strings.NewReader(string(b)))
-	dec.KnownFields(true)
-	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) { // an empty file is no error
-		return c, fmt.Errorf("config %s: %w", path, err)
+}
+
+// Check reports settings outside their bounds.
+func (s GenerateSettings) Check() error {
+	if s.MaxNameLength != 0 && (s.MaxNameLength < 16 || s.MaxNameLength > 128) {
+		return fmt.Errorf("tools.max_name_length %d: must be between 16 and 128", s.MaxNameLength)
 	}
-	return c, nil
+	return nil
 }
 
 // EnvPrefix prefixes every environment variable the gateway reads.
 const EnvPrefix = "MCPGATE_"
 
-// ApplyEnv overlays the MCPGATE_* variables found by lookup.
-func (c *Config) ApplyEnv(lookup func(string) (string, bool)) error {
-	str := func(name string, dst *string) {
-		if v, ok := lookup(EnvPrefix + name); ok && v != "" {
-			*dst = v
-		}
-	}
-	str("SPEC", &c.Spec)
-	str("UPSTREAM", &c.Upstream)
-	str("ADDR", &c.Addr)
-	str("PATH", &c.Path)
-	str("STORE", &c.Store)
-	str("STATE_KEYS", &c.StateKeys)
-	str("CREDENTIALS", &c.Credentials.Mode)
-	str("CONFIRM", &c.Confirm)
-	str("AUTH", &c.Auth.Mode)
-	str("ISSUER", &c.Auth.Issuer)
-	str("RESOURCE", &c.Auth.Resource)
-	str("LOG_LEVEL", &c.Log.Level)
-	str("LOG_FORMAT", &c.Log.Format)
-	if v, ok := lookup(EnvPrefix + "DEMO"); ok && v != "" {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return fmt.Errorf("%sDEMO=%q: not a boolean", EnvPrefix, v)
-		}
-		c.Demo = b
-	}
-	if v, ok := lookup(EnvPrefix + "UPSTREAM_TIMEOUT"); ok && v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			return fmt.Errorf("%sUPSTREAM_TIMEOUT=%q: %w", EnvPrefix, v, err)
-		}
-		c.UpstreamTimeout = d
-	}
-	if v, ok := lookup(EnvPrefix + "GC_HEADROOM"); ok && v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return fmt.Errorf("%sGC_HEADROOM=%q: not a number of bytes", EnvPrefix, v)
-		}
-		c.GCHeadroom = n
-	}
-	if v, ok := lookup(EnvPrefix + "ALLOWED_HOSTS"); ok && v != "" {
-		c.AllowedHosts = splitList(v)
-	}
-	if v, ok := lookup(EnvPrefix + "ALLOWED_ORIGINS"); ok && v != "" {
-		c.AllowedOrigins = splitList(v)
-	}
-	return nil
-}
+// reflectConfig is Config's type, the table Settings walks.
+var reflectConfig = reflect.TypeFor[Config]()
 
-func splitList(v string) []string {
-	var out []string
-	for _, s := range strings.Split(v, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
+// Settings is the table of settings as the CLI and the README list them.
+func Settings() ([]settings.Setting, error) {
+	return settings.Walk(reflectConfig, strings.TrimSuffix(EnvPrefix, "_"))
 }
 
 // withDefaults fills what was not set and checks the result.
 func (c Config) withDefaults() (Config, error) {
-	if c.Addr == "" {
-		c.Addr = "127.0.0.1:8080"
-	}
-	if c.Path == "" {
-		c.Path = "/mcp"
+	if err := settings.ApplyDefaults(&c); err != nil {
+		return c, err
 	}
 	if !strings.HasPrefix(c.Path, "/") {
 		return c, fmt.Errorf("path %q must start with /", c.Path)
@@ -277,57 +189,50 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Store == "" {
 		c.Store = "sqlite:" + defaultStorePath()
 	}
-	if c.Credentials.Mode == "" {
-		c.Credentials.Mode = "passthrough"
+	if err := oneOf("credentials mode", c.Credentials.Mode, "passthrough", "exchange", "static", "none"); err != nil {
+		return c, err
 	}
-	switch c.Credentials.Mode {
-	case "passthrough", "static", "none":
-	case "exchange":
-		if c.Auth.Mode != "oauth" {
-			return c, errors.New("credentials mode exchange needs auth mode oauth (a validated token to exchange)")
-		}
-	default:
-		return c, fmt.Errorf("credentials mode %q: must be passthrough, exchange, static or none", c.Credentials.Mode)
+	if c.Credentials.Mode == "exchange" && c.Auth.Mode != "oauth" {
+		return c, errors.New("credentials mode exchange needs auth mode oauth (a validated token to exchange)")
 	}
-	switch c.Auth.Mode {
-	case "", "none":
-		c.Auth.Mode = "none"
-	case "oauth":
-		if c.Auth.Issuer == "" || c.Auth.Resource == "" {
-			return c, errors.New("auth mode oauth needs an issuer (--issuer) and this server's resource URL (--resource)")
-		}
-	default:
-		return c, fmt.Errorf("auth mode %q: must be none or oauth", c.Auth.Mode)
+	if err := oneOf("auth mode", c.Auth.Mode, "none", "oauth"); err != nil {
+		return c, err
 	}
-	switch c.Confirm {
-	case "":
-		c.Confirm = "destructive"
-	case "destructive", "writes", "none":
-	default:
-		return c, fmt.Errorf("confirm %q: must be destructive, writes or none", c.Confirm)
+	if c.Auth.Mode == "oauth" && (c.Auth.Issuer == "" || c.Auth.Resource == "") {
+		return c, errors.New("auth mode oauth needs an issuer (--auth-issuer) and this server's resource URL (--auth-resource)")
 	}
-	if c.UpstreamTimeout == 0 {
-		c.UpstreamTimeout = 30 * time.Second
+	if err := oneOf("confirm", c.Confirm, ConfirmDestructive, ConfirmWrites, ConfirmNone); err != nil {
+		return c, err
 	}
-	if c.MaxResponseBytes == 0 {
-		c.MaxResponseBytes = 1 << 20
+	if err := c.Tools.Check(); err != nil {
+		return c, err
 	}
-	if c.GCHeadroom == 0 {
-		c.GCHeadroom = 32 << 20
+	if err := oneOf("confirm_fallback", c.ConfirmFallback, "allow", "deny"); err != nil {
+		return c, err
 	}
-	if !c.Demo {
-		if c.Spec == "" {
-			return c, errors.New("no OpenAPI document: give --spec FILE|URL (or --demo)")
-		}
-		if c.Upstream == "" {
-			return c, errors.New("no upstream: give --upstream URL (the API's base URL)")
-		}
-		u, err := url.Parse(c.Upstream)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return c, fmt.Errorf("upstream %q: must be an absolute http(s) URL", c.Upstream)
-		}
+	if c.Demo {
+		return c, nil
+	}
+	if c.Spec == "" {
+		return c, errors.New("no OpenAPI document: give --spec FILE|URL (or --demo)")
+	}
+	if c.Upstream == "" {
+		return c, errors.New("no upstream: give --upstream URL (the API's base URL)")
+	}
+	u, err := url.Parse(c.Upstream)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return c, fmt.Errorf("upstream %q: must be an absolute http(s) URL", c.Upstream)
 	}
 	return c, nil
+}
+
+func oneOf(what, v string, allowed ...string) error {
+	for _, a := range allowed {
+		if v == a {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s %q: must be %s", what, v, strings.Join(allowed, ", "))
 }
 
 func defaultStorePath() string {
@@ -342,24 +247,9 @@ func defaultStorePath() string {
 	return filepath.Join(dir, "mcpgate", "mcpgate.db")
 }
 
-// generateOptions turns the tools section into generator options.
-func (t ToolsConfig) generateOptions() openapi.GenerateOptions {
-	o := openapi.GenerateOptions{
-		IncludeMethods: t.IncludeMethods, ExcludeTags: t.ExcludeTags,
-		IncludePaths: t.IncludePaths, ExcludePaths: t.ExcludePaths,
-		IncludeOperations: t.IncludeOperations, ExcludeOperations: t.ExcludeOperations,
-		MaxNameLength: t.MaxNameLength,
-	}
-	if len(t.Overrides) > 0 {
-		o.Overrides = make(map[string]openapi.Override, len(t.Overrides))
-		for k, v := range t.Overrides {
-			o.Overrides[k] = openapi.Override{
-				Name: v.Name, Title: v.Title, Description: v.Description, Hide: v.Hide,
-				ReadOnlyHint: v.ReadOnlyHint, DestructiveHint: v.DestructiveHint,
-				IdempotentHint: v.IdempotentHint, OpenWorldHint: v.OpenWorldHint,
-				RedactResponse: v.RedactResponse, Task: v.Task,
-			}
-		}
-	}
+// GenerateOptions turns the tools section into generator options.
+func (t ToolsConfig) GenerateOptions() openapi.GenerateOptions {
+	o := t.GenerateSettings.Options()
+	o.Overrides = t.Overrides
 	return o
 }

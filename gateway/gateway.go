@@ -41,9 +41,6 @@ import (
 	"github.com/mcpgate/mcpgate/tasks"
 )
 
-// Version is the gateway's version, reported as serverInfo.
-var Version = "0.1.0-dev"
-
 // Gateway is a built gateway, ready to serve.
 type Gateway struct {
 	cfg     Config
@@ -64,29 +61,34 @@ type Gateway struct {
 }
 
 // New builds a gateway from cfg: it loads and generates the tools, opens the
-// task store and prepares the sealed-state codec. Close it when done.
-func New(ctx context.Context, cfg Config, logger *slog.Logger) (g *Gateway, err error) {
+// task store and prepares the sealed-state codec. Close it when done. On an
+// error, what was already opened is closed again.
+func New(ctx context.Context, cfg Config, logger *slog.Logger) (*Gateway, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	cfg, err = cfg.withDefaults()
+	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	g = &Gateway{cfg: cfg, logger: logger, taskCreds: newCredentialVault(), metrics: newMetrics()}
-	defer func() {
-		if err != nil {
-			g.Close()
-		}
-	}()
+	g := &Gateway{cfg: cfg, logger: logger, taskCreds: newCredentialVault(), metrics: newMetrics()}
+	if err := g.build(ctx); err != nil {
+		g.Close()
+		return nil, err
+	}
+	return g, nil
+}
 
+// build does New's work on a Gateway that Close can release at any point.
+func (g *Gateway) build(ctx context.Context) error {
+	cfg, logger := g.cfg, g.logger
 	doc, err := g.loadDocument(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	res, err := openapi.Generate(doc, cfg.Tools.generateOptions())
+	res, err := openapi.Generate(doc, cfg.Tools.GenerateOptions())
 	if err != nil {
-		return nil, fmt.Errorf("generate tools from %s: %w", g.cfg.Spec, err)
+		return fmt.Errorf("generate tools from %s: %w", g.cfg.Spec, err)
 	}
 	g.result = res
 	if n := len(res.Warnings); n > 0 {
@@ -95,11 +97,11 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (g *Gateway, err 
 
 	base, err := url.Parse(g.cfg.Upstream)
 	if err != nil {
-		return nil, fmt.Errorf("upstream %q: %w", g.cfg.Upstream, err)
+		return fmt.Errorf("upstream %q: %w", g.cfg.Upstream, err)
 	}
 	auth, err := g.authResolver(res)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	g.proxy, err = proxy.New(proxy.Config{
 		BaseURL:          base,
@@ -110,18 +112,18 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (g *Gateway, err 
 		Logger:           logger,
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
 
 	if err := g.openStore(ctx); err != nil {
-		return nil, err
+		return err
 	}
 	codec, err := g.stateCodec(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if g.oauth, err = g.setupOAuth(ctx, res, base); err != nil {
-		return nil, err
+		return err
 	}
 	opts := &mcp.ServerOptions{
 		Instructions: instructions(res, g.cfg.Upstream),
@@ -133,14 +135,11 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (g *Gateway, err 
 		opts.ToolFilter = func(_ context.Context, p mcp.Principal, t *mcp.Tool) bool { return o.allows(p, t.Name) }
 		opts.CacheScope = mcp.CachePrivate
 	}
-	g.server = mcp.NewServer(mcp.Implementation{Name: "mcpgate", Version: Version, Title: "mcpgate: " + res.Title}, opts)
+	g.server = mcp.NewServer(mcp.Implementation{Name: "mcpgate", Version: Version(), Title: "mcpgate: " + res.Title}, opts)
 	if err := g.server.EnableTasks(mcp.TaskConfig{Runner: g.runner, Manager: g.store, Publisher: g.bus}); err != nil {
-		return nil, err
+		return err
 	}
-	if err := g.addTools(); err != nil {
-		return nil, err
-	}
-	return g, nil
+	return g.addTools()
 }
 
 // Server is the MCP server the gateway serves.
@@ -382,12 +381,28 @@ func (g *Gateway) Handler() http.Handler {
 func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 	stop := g.startRunner()
 	defer stop()
-	g.logger.Info("serving MCP", "url", "http://"+ln.Addr().String()+g.cfg.Path)
+	g.logListening(ln.Addr())
 	err := mcp.RunHTTP(ctx, ln, g.Handler(), g.server, 10*time.Second)
 	if errors.Is(err, context.Canceled) {
-		return nil
+		err = nil
 	}
+	g.logger.Info("shut down", "cause", context.Cause(ctx), "err", err)
 	return err
+}
+
+// logListening logs the one line that says the gateway is serving (its
+// URL, its tools and the Host names it accepts), and warns when it listens
+// beyond loopback but accepts only loopback Host names: every remote client
+// would then be refused.
+func (g *Gateway) logListening(addr net.Addr) {
+	hosts := g.cfg.AllowedHosts
+	if len(hosts) == 0 {
+		hosts = []string{"loopback only"}
+	}
+	g.logger.Info("serving MCP", "tools", len(g.result.Tools), "url", "http://"+addr.String()+g.cfg.Path, "allowed_hosts", strings.Join(hosts, ","))
+	if ta, ok := addr.(*net.TCPAddr); ok && !ta.IP.IsLoopback() && len(g.cfg.AllowedHosts) == 0 {
+		g.logger.Warn("listening beyond loopback, but only loopback Host names are allowed: remote clients will be refused until allowed_hosts (--allowed-hosts) names the host they use", "addr", addr.String())
+	}
 }
 
 // ServeStdio serves MCP over in/out until in ends. In passthrough mode the

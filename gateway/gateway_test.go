@@ -131,29 +131,20 @@ func TestHealthzAndHTTP(t *testing.T) {
 	}
 }
 
-func TestConfigPrecedence(t *testing.T) {
-	env := map[string]string{"MCPGATE_UPSTREAM": "https://env.example", "MCPGATE_DEMO": "nope"}
-	var c Config
-	if err := c.ApplyEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok }); err == nil || !strings.Contains(err.Error(), "MCPGATE_DEMO") {
-		t.Fatalf("a bad boolean must be named: %v", err)
+// TestConfigDefaults: a Config built in Go gets the table's defaults, and
+// bad values are refused. (Precedence of flags, variables and the file is
+// the CLI's: cmd/mcpgate's settings tests.)
+func TestConfigDefaults(t *testing.T) {
+	c, err := Config{Spec: "x", Upstream: "https://x"}.withDefaults()
+	if err != nil {
+		t.Fatal(err)
 	}
-	delete(env, "MCPGATE_DEMO")
-	c = Config{Upstream: "https://file.example", Spec: "x.yaml"}
-	_ = c.ApplyEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
-	if c.Upstream != "https://env.example" {
-		t.Fatalf("env must override the file: %s", c.Upstream)
+	if c.GCHeadroom != 32<<20 || c.TaskLease != 30*time.Second || c.Confirm != ConfirmDestructive ||
+		c.Credentials.Mode != "passthrough" || c.Log.Level != "info" || c.Tools.MaxNameLength != 64 || c.Addr != "127.0.0.1:8080" {
+		t.Errorf("defaults not applied: %+v", c)
 	}
-	for v, want := range map[string]int64{"": 32 << 20, "1048576": 1 << 20, "-1": -1} {
-		c := Config{Spec: "x", Upstream: "https://x"}
-		if err := c.ApplyEnv(func(k string) (string, bool) { return v, k == "MCPGATE_GC_HEADROOM" }); err != nil {
-			t.Fatal(err)
-		}
-		if c, err := c.withDefaults(); err != nil || c.GCHeadroom != want {
-			t.Errorf("MCPGATE_GC_HEADROOM=%q: GCHeadroom %d (%v), want %d", v, c.GCHeadroom, err, want)
-		}
-	}
-	if err := c.ApplyEnv(func(k string) (string, bool) { return "32MiB", k == "MCPGATE_GC_HEADROOM" }); err == nil || !strings.Contains(err.Error(), "GC_HEADROOM") {
-		t.Errorf("a bad MCPGATE_GC_HEADROOM must be named: %v", err)
+	if c, _ := (Config{Spec: "x", Upstream: "https://x", GCHeadroom: -1}).withDefaults(); c.GCHeadroom != -1 {
+		t.Errorf("an explicit -1 was replaced: %d", c.GCHeadroom)
 	}
 	for _, bad := range []Config{
 		{Spec: "x", Upstream: "ftp://x"},
@@ -161,6 +152,8 @@ func TestConfigPrecedence(t *testing.T) {
 		{Upstream: "https://x"},
 		{Spec: "x", Upstream: "https://x", Credentials: Credentials{Mode: "magic"}},
 		{Spec: "x", Upstream: "https://x", Confirm: "sometimes"},
+		{Spec: "x", Upstream: "https://x", ConfirmFallback: "maybe"},
+		{Spec: "x", Upstream: "https://x", Tools: ToolsConfig{GenerateSettings: GenerateSettings{MaxNameLength: 8}}},
 	} {
 		if _, err := bad.withDefaults(); err == nil {
 			t.Errorf("config %+v accepted", bad)

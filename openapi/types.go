@@ -259,24 +259,26 @@ type GenerateOptions struct {
 	MaxInputSchemaBytes int `json:"maxInputSchemaBytes,omitempty"`
 }
 
-// Override changes one operation's tool. Zero fields change nothing.
+// Override changes one operation's tool. Zero fields change nothing. The
+// same names are used in overrides files, in the gateway's YAML settings
+// (tools.overrides) and, with an x-mcp- prefix, as document extensions.
 // In a document the same fields may be given as operation extensions:
 // x-mcp-name, x-mcp-title, x-mcp-description, x-mcp-hide,
 // x-mcp-annotations (an object with the hint names),
 // x-mcp-redact-response and x-mcp-task.
 type Override struct {
-	Name        string `json:"name,omitempty"`
-	Title       string `json:"title,omitempty"`
-	Description string `json:"description,omitempty"`
-	Hide        bool   `json:"hide,omitempty"`
+	Name        string `json:"name,omitempty" yaml:"name,omitempty"`
+	Title       string `json:"title,omitempty" yaml:"title,omitempty"`
+	Description string `json:"description,omitempty" yaml:"description,omitempty"`
+	Hide        bool   `json:"hide,omitempty" yaml:"hide,omitempty"`
 	// Annotations: nil pointers keep the generated hint.
-	ReadOnlyHint    *bool `json:"readOnlyHint,omitempty"`
-	DestructiveHint *bool `json:"destructiveHint,omitempty"`
-	IdempotentHint  *bool `json:"idempotentHint,omitempty"`
-	OpenWorldHint   *bool `json:"openWorldHint,omitempty"`
+	ReadOnlyHint    *bool `json:"readOnlyHint,omitempty" yaml:"readOnlyHint,omitempty"`
+	DestructiveHint *bool `json:"destructiveHint,omitempty" yaml:"destructiveHint,omitempty"`
+	IdempotentHint  *bool `json:"idempotentHint,omitempty" yaml:"idempotentHint,omitempty"`
+	OpenWorldHint   *bool `json:"openWorldHint,omitempty" yaml:"openWorldHint,omitempty"`
 	// RedactResponse: dotted paths removed from responses.
-	RedactResponse []string `json:"redactResponse,omitempty"`
+	RedactResponse []string `json:"redactResponse,omitempty" yaml:"redactResponse,omitempty"`
 	// Task serves the operation as a durable task tool (for long-running
 	// operations, such as those answering 202 Accepted).
-	Task bool `json:"task,omitempty"`
+	Task bool `json:"task,omitempty" yaml:"task,omitempty"`
 }

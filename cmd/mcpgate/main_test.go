@@ -39,7 +39,7 @@ paths:
 func runCLI(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), args, &stdout, &stderr)
+	code := run(context.Background(), args, streams{strings.NewReader(""), &stdout, &stderr})
 	return code, stdout.String(), stderr.String()
 }
 
@@ -86,8 +86,8 @@ func TestToolsFormats(t *testing.T) {
 	}
 	// stdin
 	var stdout, stderr bytes.Buffer
-	if err := toolsCommand(context.Background(), []string{"--spec", "-"}, strings.NewReader(petsV1), &stdout, &stderr); err != nil {
-		t.Fatal(err)
+	if code := run(context.Background(), []string{"tools", "--spec", "-"}, streams{strings.NewReader(petsV1), &stdout, &stderr}); code != 0 {
+		t.Fatal(stderr.String())
 	}
 	if stdout.String() != out {
 		t.Error("stdin output differs from file output")
@@ -148,13 +148,13 @@ func TestUsageAndErrors(t *testing.T) {
 		want string
 	}{
 		{nil, 2, "Usage: mcpgate <command>"},
-		{[]string{"frobnicate"}, 2, `unknown command "frobnicate"`},
-		{[]string{"tools"}, 2, "--spec is required"},
-		{[]string{"tools", "--spec", "x", "--format", "yaml"}, 2, `--format "yaml"`},
-		{[]string{"tools", "--bogus"}, 2, "flag provided but not defined"},
-		{[]string{"tools", "--spec", "x", "extra"}, 2, `unexpected argument "extra"`},
-		{[]string{"tools", "--help"}, 0, "--format mcp prints exactly a tools/list result"},
-		{[]string{"check", "--spec", "x"}, 2, "--manifest is required"},
+		{[]string{"frobnicate"}, 2, `unexpected argument frobnicate`},
+		{[]string{"tools"}, 2, "missing flags: --spec"},
+		{[]string{"tools", "--spec", "x", "--format", "yaml"}, 2, `--format must be one of "mcp","manifest" but got "yaml"`},
+		{[]string{"tools", "--bogus"}, 2, "unknown flag --bogus"},
+		{[]string{"tools", "--spec", "x", "extra"}, 2, `unexpected argument extra`},
+		{[]string{"tools", "--help"}, 0, "mcp prints exactly a tools/list result"},
+		{[]string{"check", "--spec", "x"}, 2, "missing flags: --manifest"},
 		{[]string{"tools", "--spec", filepath.Join(dir, "nope.yaml")}, 1, "nope.yaml"},
 		{[]string{"tools", "--spec", bad}, 1, "broken.json: paths./x.get: operation is not an object"},
 		{[]string{"check", "--spec", bad, "--manifest", filepath.Join(dir, "none.json")}, 1, "none.json"},
@@ -175,7 +175,7 @@ func TestToolsOverridesAndFilters(t *testing.T) {
 	dir := t.TempDir()
 	spec := writeFile(t, dir, "pets.yaml", petsV1)
 	ov := writeFile(t, dir, "ov.yaml", "listPets: {name: list_all_pets, title: All pets}\n\"DELETE /pets/{id}\": {hide: true}\ncreatePet: {destructiveHint: true, redactResponse: [owner.email]}\n")
-	code, out, errOut := runCLI(t, "tools", "--spec", spec, "--overrides", ov, "--format", "manifest")
+	code, out, errOut := runCLI(t, "tools", "--spec", spec, "--overrides", "@"+ov, "--format", "manifest")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -188,7 +188,7 @@ func TestToolsOverridesAndFilters(t *testing.T) {
 		t.Error("hidden operation still a tool")
 	}
 	bad := writeFile(t, dir, "bad.yaml", "listPets: {nmae: x}\n")
-	if code, _, errOut := runCLI(t, "tools", "--spec", spec, "--overrides", bad); code != 1 || !strings.Contains(errOut, "bad.yaml") || !strings.Contains(errOut, "nmae") {
+	if code, _, errOut := runCLI(t, "tools", "--spec", spec, "--overrides", "@"+bad); code != 2 || !strings.Contains(errOut, "bad.yaml") || !strings.Contains(errOut, "nmae") {
 		t.Errorf("bad overrides: exit %d: %s", code, errOut)
 	}
 	code, out, _ = runCLI(t, "tools", "--spec", spec, "--include-methods", "get,delete", "--exclude-operations", "deletePet")

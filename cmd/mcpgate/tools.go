@@ -2,83 +2,53 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"strings"
 
+	"github.com/mcpgate/mcpgate/gateway"
+	"github.com/mcpgate/mcpgate/internal/settings"
 	"github.com/mcpgate/mcpgate/openapi"
 )
 
-// genFlags are the generation flags shared by "tools" and "check", so a
-// check regenerates exactly as the manifest was made.
+// genFlags are the generation settings shared by "tools" and "check" (so a
+// check regenerates exactly as the manifest was made). Their YAML keys are
+// those of serve's settings file, which --config can read.
 type genFlags struct {
-	spec                               string
-	includeMethods, excludeTags        string
-	includePaths, excludePaths         string
-	includeOps, excludeOps             string
-	overrides                          string
-	maxName, maxDescription, maxOutput int
-	maxInput                           int
-	validate, verbose                  bool
+	ConfigPath string   `name:"config" placeholder:"FILE" help:"YAML settings file (the one serve reads): its spec and tools keys apply."`
+	Spec       string   `yaml:"spec" name:"spec" required:"" placeholder:"FILE|URL|-" help:"OpenAPI document: a file, an http(s) URL, or - for stdin."`
+	Gen        genTools `yaml:"tools" embed:"" prefix:""`
+	Validate   bool     `name:"validate" help:"Also run kin-openapi validation and report its findings as warnings."`
+	Verbose    bool     `name:"verbose" short:"v" help:"Print every warning (default: the first 10 and a count)."`
 }
 
-func (g *genFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&g.spec, "spec", "", "OpenAPI document: a file, an http(s) URL, or - for stdin (required)")
-	fs.StringVar(&g.includeMethods, "include-methods", "", "only these HTTP methods, comma-separated (e.g. GET,HEAD)")
-	fs.StringVar(&g.excludeTags, "exclude-tags", "", "drop operations with any of these tags, comma-separated")
-	fs.StringVar(&g.includePaths, "include-paths", "", "only paths matching these globs, comma-separated (* within a segment, ** across)")
-	fs.StringVar(&g.excludePaths, "exclude-paths", "", "drop paths matching these globs, comma-separated")
-	fs.StringVar(&g.includeOps, "include-operations", "", "only these operationIds, comma-separated")
-	fs.StringVar(&g.excludeOps, "exclude-operations", "", "drop these operationIds, comma-separated")
-	fs.StringVar(&g.overrides, "overrides", "", "overrides file (JSON or YAML) keyed by operationId or \"METHOD /path\"")
-	fs.IntVar(&g.maxName, "max-name-length", 64, "maximum tool name length (16..128)")
-	fs.IntVar(&g.maxDescription, "max-description-length", 1024, "maximum tool description length in bytes (-1: unbounded)")
-	fs.IntVar(&g.maxOutput, "max-output-schema-bytes", 64<<10, "bound outputSchemas: past it, the $defs farthest from the root become true (-1: unbounded)")
-	fs.IntVar(&g.maxInput, "max-input-schema-bytes", 0, "bound inputSchemas the same way (0: unbounded)")
-	fs.BoolVar(&g.validate, "validate", false, "also run kin-openapi validation and report its findings as warnings")
-	fs.BoolVar(&g.verbose, "v", false, "print every warning (default: the first 10 and a count)")
+// genTools is the tools section as the generator sees it.
+type genTools struct {
+	gateway.GenerateSettings `yaml:",inline" embed:""`
+	Overrides                map[string]openapi.Override `yaml:"overrides" name:"overrides" type:"yaml" placeholder:"@FILE" help:"Changes to generated tools, keyed by operationId or \"METHOD /path\": YAML or JSON text, or @FILE."`
 }
 
-func splitList(s string) []string {
-	var out []string
-	for _, f := range strings.Split(s, ",") {
-		if f = strings.TrimSpace(f); f != "" {
-			out = append(out, f)
-		}
+// toolsSettings are the rows of the settings table that tools and check
+// read from a settings file.
+func toolsSettings() []settings.Setting {
+	list, err := settings.Walk(reflect.TypeFor[genFlags](), strings.TrimSuffix(gateway.EnvPrefix, "_"))
+	if err != nil {
+		panic(err) // genFlags breaks the table's rules: a programming error
 	}
-	return out
+	return list
 }
 
 // generate loads the document and generates the tools, printing warnings
 // to stderr.
 func (g *genFlags) generate(ctx context.Context, stdin io.Reader, stderr io.Writer) (*openapi.Result, error) {
-	if g.spec == "" {
-		return nil, usagef("--spec is required")
+	if err := g.Gen.Check(); err != nil {
+		return nil, &usageError{err.Error()}
 	}
-	opts := openapi.GenerateOptions{
-		IncludeMethods: splitList(g.includeMethods), ExcludeTags: splitList(g.excludeTags),
-		IncludePaths: splitList(g.includePaths), ExcludePaths: splitList(g.excludePaths),
-		IncludeOperations: splitList(g.includeOps), ExcludeOperations: splitList(g.excludeOps),
-		MaxNameLength: g.maxName, MaxDescriptionLength: g.maxDescription, MaxOutputSchemaBytes: g.maxOutput,
-		MaxInputSchemaBytes: g.maxInput,
-	}
-	if g.maxName < 16 || g.maxName > 128 {
-		return nil, usagef("--max-name-length %d: must be between 16 and 128", g.maxName)
-	}
-	if g.overrides != "" {
-		data, err := os.ReadFile(g.overrides)
-		if err != nil {
-			return nil, fmt.Errorf("overrides: %w", err)
-		}
-		ov, err := openapi.ParseOverrides(data)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", g.overrides, err)
-		}
-		opts.Overrides = ov
-	}
-	doc, err := openapi.Load(ctx, g.spec, openapi.LoadOptions{Stdin: stdin, Validate: g.validate})
+	opts := g.Gen.Options()
+	opts.Overrides = g.Gen.Overrides
+	doc, err := openapi.Load(ctx, g.Spec, openapi.LoadOptions{Stdin: stdin, Validate: g.Validate})
 	if err != nil {
 		return nil, err
 	}
@@ -87,41 +57,29 @@ func (g *genFlags) generate(ctx context.Context, stdin io.Reader, stderr io.Writ
 		return nil, err
 	}
 	for i, w := range res.Warnings {
-		if i == 10 && !g.verbose {
-			fmt.Fprintf(stderr, "warning: %s: %d more warnings (-v shows all)\n", g.spec, len(res.Warnings)-10)
+		if i == 10 && !g.Verbose {
+			fmt.Fprintf(stderr, "warning: %s: %d more warnings (-v shows all)\n", g.Spec, len(res.Warnings)-10)
 			break
 		}
-		fmt.Fprintf(stderr, "warning: %s: %s\n", g.spec, w)
+		fmt.Fprintf(stderr, "warning: %s: %s\n", g.Spec, w)
 	}
 	return res, nil
 }
 
-func runTools(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return toolsCommand(ctx, args, os.Stdin, stdout, stderr)
+type toolsCmd struct {
+	genFlags
+	Format string `name:"format" default:"mcp" enum:"mcp,manifest" help:"mcp prints exactly a tools/list result ({\"tools\":[...]}); manifest adds the routing, security schemes, version and source: commit it and gate changes with 'mcpgate check'."`
+	Out    string `name:"out" placeholder:"FILE" help:"Write to this file instead of stdout."`
 }
 
-func toolsCommand(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("tools", "--spec FILE|URL|- [--format mcp|manifest] [--out FILE] [filters]",
-		"Generate one MCP tool per OpenAPI operation.\n"+
-			"--format mcp prints exactly a tools/list result ({\"tools\":[...]});\n"+
-			"--format manifest adds the routing, security schemes, version and source:\n"+
-			"commit it and gate changes with 'mcpgate check'.", stderr)
-	var g genFlags
-	g.register(fs)
-	format := fs.String("format", "mcp", "output format: mcp or manifest")
-	out := fs.String("out", "", "write to this file instead of stdout")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if *format != "mcp" && *format != "manifest" {
-		return usagef("--format %q: want mcp or manifest", *format)
-	}
-	res, err := g.generate(ctx, stdin, stderr)
+// Run generates the tools and writes them.
+func (c *toolsCmd) Run(ctx context.Context, io streams) error {
+	res, err := c.generate(ctx, io.stdin, io.stderr)
 	if err != nil {
 		return err
 	}
 	var data []byte
-	if *format == "mcp" {
+	if c.Format == "mcp" {
 		data, err = openapi.EncodeToolsList(res.Tools)
 	} else {
 		data, err = openapi.NewManifest(res).Encode()
@@ -129,13 +87,13 @@ func toolsCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	if err != nil {
 		return err
 	}
-	if *out == "" {
-		_, err = stdout.Write(data)
+	if c.Out == "" {
+		_, err = io.stdout.Write(data)
 		return err
 	}
-	if err := os.WriteFile(*out, data, 0o644); err != nil {
-		return fmt.Errorf("writing %s: %w", *out, err)
+	if err := os.WriteFile(c.Out, data, 0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", c.Out, err)
 	}
-	fmt.Fprintf(stderr, "%s: %d tools written to %s\n", g.spec, len(res.Tools), *out)
+	fmt.Fprintf(io.stderr, "%s: %d tools written to %s\n", c.Spec, len(res.Tools), c.Out)
 	return nil
 }
