@@ -252,11 +252,11 @@ func TestDemoModern(t *testing.T) {
 		if p, _ := u["preferences"].(map[string]any); p["theme"] != "dark" {
 			t.Errorf("getCurrentUser preferences = %v: the theme cookie did not arrive", u["preferences"])
 		}
-		// Without a bearer the demo sees an anonymous caller.
+		// Without a bearer nothing is authorized: the demo, like a real
+		// API, requires the caller's own token (demo-token).
 		anon := connectHTTP(t, g.URL, connectOptions{})
-		if u := structured(t, "getCurrentUser", call(t, anon, "getCurrentUser", nil)); u["subject"] != "anonymous" {
-			t.Errorf("anonymous getCurrentUser = %v", u)
-		}
+		wantError(t, "getCurrentUser (no token)", call(t, anon, "getCurrentUser", nil), "401", "none were sent")
+		wantError(t, "deletePet (no token)", call(t, anon, "deletePet", map[string]any{"petId": 1}), "401")
 		// A wrong bearer is forwarded too, and the demo refuses it.
 		bad := connectHTTP(t, g.URL, connectOptions{Bearer: "not-a-demo-token"})
 		wantError(t, "getCurrentUser (bad token)", call(t, bad, "getCurrentUser", nil), "401")

@@ -38,9 +38,9 @@ func (g *Gateway) needsConfirm(t *openapi.Tool) bool {
 // the sealed requestState of the question (round ≥ 1): the state binds it
 // to this tool, these arguments and this caller, so an agent cannot skip
 // the question by sending a made-up answer. Clients without elicitation
-// are not asked.
-func confirmFirst(t *openapi.Tool, next mcp.ToolHandler) mcp.ToolHandler {
-	check := confirmCheck(t)
+// are not asked: the call goes on, or with confirm_fallback deny is refused.
+func confirmFirst(t *openapi.Tool, deny bool, next mcp.ToolHandler) mcp.ToolHandler {
+	check := confirmCheck(t, deny)
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		if err := check(ctx, req); err != nil {
 			if err == errDeclined {
@@ -57,11 +57,18 @@ var errDeclined = mcp.NewError(mcp.CodeInvalidParams, "The user did not allow th
 // confirmCheck returns nil when the call may proceed, errDeclined when the
 // user said no, and the pause (RequireInput) when the question is still to
 // be asked. It is also a task tool's Prepare, so a task is only created
-// once the user agreed.
-func confirmCheck(t *openapi.Tool) func(ctx context.Context, req *mcp.CallToolRequest) error {
+// once the user agreed. A client that cannot ask (no elicitation) passes,
+// unless deny: then it gets -32021 saying why.
+func confirmCheck(t *openapi.Tool, deny bool) func(ctx context.Context, req *mcp.CallToolRequest) error {
 	question := fmt.Sprintf("Allow the agent to call %q (%s %s)? It may change or delete data.", t.Title, t.Route.Method, t.Route.Path)
+	refusal := mcp.ErrMissingCapability(fmt.Sprintf("%s needs the user's confirmation (%s %s may change or delete data), and this client "+
+		"declared no elicitation capability to ask its user: the gateway refuses such calls (confirm_fallback: deny). "+
+		"Nothing was sent to the API.", t.Name, t.Route.Method, t.Route.Path), mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{}})
 	return func(ctx context.Context, req *mcp.CallToolRequest) error {
 		if req.Capabilities.Elicitation == nil {
+			if deny {
+				return refusal
+			}
 			return nil
 		}
 		if ans, ok := req.Elicitation(confirmKey); ok && req.Round >= 1 {

@@ -153,7 +153,9 @@ func (g *Gateway) Config() Config { return g.cfg }
 
 func (g *Gateway) loadDocument(ctx context.Context) (*openapi.Document, error) {
 	if g.cfg.Demo {
-		api := demo.New(demo.Options{})
+		// The demo API requires the token demo-token, as a real API would
+		// require its own: what authorizes a call is the caller's credential.
+		api := demo.New(demo.Options{RequireAuth: true})
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			return nil, fmt.Errorf("demo API: %w", err)
@@ -302,14 +304,14 @@ func (g *Gateway) addTools() error {
 			tt := &mcp.TaskTool{Tool: mt, Support: mcp.TaskOptional, Idempotent: !t.Route.Mutating, Run: g.taskRun(ep)}
 			var confirm func(context.Context, *mcp.CallToolRequest) error
 			if g.needsConfirm(t) {
-				confirm = confirmCheck(t)
+				confirm = confirmCheck(t, g.cfg.ConfirmFallback == "deny")
 			}
 			tt.Prepare = g.prepareTask(confirm)
 			err = g.server.AddTaskTool(tt)
 		} else {
 			h := g.oauth.bind(g.proxy.Handler(ep))
 			if g.needsConfirm(t) {
-				h = confirmFirst(t, h)
+				h = confirmFirst(t, g.cfg.ConfirmFallback == "deny", h)
 			}
 			h = g.metrics.tool(t.Name, h)
 			err = g.server.AddTool(&mt, h)
@@ -318,7 +320,8 @@ func (g *Gateway) addTools() error {
 			return fmt.Errorf("tool %s: %w", t.Name, err)
 		}
 	}
-	g.logger.Info("tools ready", "tools", len(g.result.Tools), "spec", g.cfg.Spec, "upstream", g.cfg.Upstream)
+	g.logger.Info("tools ready", "tools", len(g.result.Tools), "spec", g.cfg.Spec, "upstream", g.cfg.Upstream,
+		"confirm", g.cfg.Confirm, "confirm_fallback", g.cfg.ConfirmFallback)
 	return nil
 }
 

@@ -110,6 +110,18 @@ func TestConfirmDestructive(t *testing.T) {
 	if r, _ := plain.CallTool(ctx, "deletePet", map[string]any{"petId": 3}); r == nil || !strings.Contains(text(r), "404") {
 		t.Fatalf("delete without elicitation should reach the upstream (404 now): %s", text(r))
 	}
+	// With confirm_fallback deny, it is refused with -32021 and nothing is sent.
+	strict := newDemo(t, Config{ConfirmFallback: "deny"})
+	sc := mcp.NewClient(strict.Server())
+	sc.Principal = principalFor("demo-token")
+	resp, err = sc.Do(ctx, "tools/call", map[string]any{"name": "deletePet", "arguments": map[string]any{"petId": 1}})
+	if err != nil || resp.Error == nil || resp.Error.Code != mcp.CodeMissingRequiredClientCapability ||
+		!strings.Contains(resp.Error.Message, "confirm_fallback: deny") {
+		t.Fatalf("deny fallback: %v %+v", err, resp.Error)
+	}
+	if r, _ := sc.CallTool(ctx, "getPet", map[string]any{"petId": 1}); r == nil || r.IsError {
+		t.Fatalf("pet 1 is gone after a refused delete: %+v", r)
+	}
 }
 
 func TestHealthzAndHTTP(t *testing.T) {
@@ -234,6 +246,7 @@ func TestMetrics(t *testing.T) {
 		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
 		req.Header.Set("Mcp-Method", "tools/call")
 		req.Header.Set("Mcp-Name", name)
+		req.Header.Set("Authorization", "Bearer demo-token")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
