@@ -225,7 +225,7 @@ func TestForwardingBind(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p := mcp.PrincipalFrom(ctx); p.Credential != "x-1-for-https://api.example.com/v1" || p.Subject != "u" {
+		if p := mcp.PrincipalFrom(ctx); p.Credential.Reveal() != "x-1-for-https://api.example.com/v1" || p.Subject != "u" {
 			t.Fatalf("exchange: principal = %+v, want the exchanged token", p)
 		}
 	}
@@ -238,19 +238,19 @@ func TestForwardingBind(t *testing.T) {
 		t.Fatalf("passthrough for a token of another audience: %v", err)
 	}
 	ctx, err := pass.Bind(ctxWith(covering))
-	if err != nil || mcp.PrincipalFrom(ctx).Credential != "original-token" {
+	if err != nil || mcp.PrincipalFrom(ctx).Credential.Reveal() != "original-token" {
 		t.Fatalf("passthrough: %v, %+v", err, mcp.PrincipalFrom(ctx))
 	}
 
 	static := &Forwarding{Mode: ModeStatic, Upstream: up}
 	ctx, err = static.Bind(ctxWith(covering))
-	if err != nil || mcp.PrincipalFrom(ctx).Credential != "" {
+	if err != nil || mcp.PrincipalFrom(ctx).Credential.Reveal() != "" {
 		t.Fatalf("static: the caller's token is still forwarded: %v", err)
 	}
 
 	// A principal credential that was not validated here is not forwarded.
-	ctx, err = pass.Bind(mcp.WithPrincipal(context.Background(), mcp.Principal{Subject: "x", Credential: "unvalidated"}))
-	if err != nil || mcp.PrincipalFrom(ctx).Credential != "" {
+	ctx, err = pass.Bind(mcp.WithPrincipal(context.Background(), mcp.Principal{Subject: "x", Credential: mcp.NewSecret("unvalidated")}))
+	if err != nil || mcp.PrincipalFrom(ctx).Credential.Reveal() != "" {
 		t.Fatalf("unvalidated credential: %v, %+v", err, mcp.PrincipalFrom(ctx))
 	}
 	if _, err := (&Forwarding{Mode: "bogus"}).Bind(ctxWith(original)); err == nil {

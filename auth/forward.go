@@ -113,6 +113,6 @@ func (f *Forwarding) Bind(ctx context.Context) (context.Context, error) {
 	if err != nil {
 		return ctx, err
 	}
-	p.Credential = cred
+	p.Credential = mcp.NewSecret(cred)
 	return mcp.WithPrincipal(ctx, p), nil
 }

@@ -74,7 +74,7 @@ func TestIntrospection(t *testing.T) {
 	if err != nil {
 		t.Fatalf("active token: %v", err)
 	}
-	if p.Subject != "user-9" || p.Tenant != "t-1" || !slices.Equal(p.Scopes, []string{"tools:read"}) || p.Credential != "good" {
+	if p.Subject != "user-9" || p.Tenant != "t-1" || !slices.Equal(p.Scopes, []string{"tools:read"}) || p.Credential.Reveal() != "good" {
 		t.Fatalf("principal = %+v", p)
 	}
 	for tok, want := range map[string]error{

@@ -195,7 +195,7 @@ func TestMiddlewareAcceptsAndSetsPrincipal(t *testing.T) {
 			t.Fatalf("%s: status %d, next ran %v", k.alg, rec.Code, seen != nil)
 		}
 		p := mcp.PrincipalFrom(seen.Context())
-		if p.Subject != "user-42" || p.Tenant != "tenant-7" || p.Credential != raw || !slices.Equal(p.Scopes, []string{"tools:read", "tools:write"}) {
+		if p.Subject != "user-42" || p.Tenant != "tenant-7" || p.Credential.Reveal() != raw || !slices.Equal(p.Scopes, []string{"tools:read", "tools:write"}) {
 			t.Fatalf("%s: principal = %+v", k.alg, p)
 		}
 		tok, ok := TokenFrom(seen.Context())

@@ -77,7 +77,7 @@ func (t *Token) Principal() mcp.Principal {
 		Subject:    t.Subject,
 		Tenant:     t.Tenant,
 		Scopes:     slices.Clone(t.Scopes),
-		Credential: t.raw,
+		Credential: mcp.NewSecret(t.raw),
 	}
 }
 

@@ -32,7 +32,7 @@ func TestValidTokenEachAlgorithm(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Validate: %v", err)
 			}
-			want := mcp.Principal{Subject: "user-42", Tenant: "tenant-7", Scopes: []string{"tools:read", "tools:write"}, Credential: raw}
+			want := mcp.Principal{Subject: "user-42", Tenant: "tenant-7", Scopes: []string{"tools:read", "tools:write"}, Credential: mcp.NewSecret(raw)}
 			if p.Subject != want.Subject || p.Tenant != want.Tenant || !slices.Equal(p.Scopes, want.Scopes) || p.Credential != want.Credential {
 				t.Fatalf("principal = %+v, want %+v", p, want)
 			}

@@ -482,5 +482,5 @@ func bearerToken(h string) (string, bool) {
 
 func principalFor(token string) mcp.Principal {
 	sum := sha256.Sum256([]byte(token))
-	return mcp.Principal{Subject: "bearer:" + base64.RawURLEncoding.EncodeToString(sum[:16]), Credential: token}
+	return mcp.Principal{Subject: "bearer:" + base64.RawURLEncoding.EncodeToString(sum[:16]), Credential: mcp.NewSecret(token)}
 }

@@ -31,12 +31,12 @@ func (g *Gateway) taskRun(ep *proxy.Endpoint) func(ctx context.Context, req *mcp
 				return mcp.ToolError("Could not obtain a credential for the API: " + err.Error()), nil
 			}
 			p = mcp.PrincipalFrom(bound)
-		} else if req.TaskID != "" || p.Credential == "" {
+		} else if req.TaskID != "" || p.Credential.IsZero() {
 			// In a worker: the credential remembered for this caller
 			// (already checked or exchanged for the upstream).
 			p.Credential = g.taskCreds.get(p.Subject)
 		}
-		if p.Credential == "" && g.cfg.Credentials.Mode == "passthrough" && p.Subject != "" {
+		if p.Credential.IsZero() && g.cfg.Credentials.Mode == "passthrough" && p.Subject != "" {
 			return mcp.ToolError("This task lost the caller's credential (the gateway restarted, and credentials are never stored): call the tool again."), nil
 		}
 		ctx = mcp.WithPrincipal(ctx, p)
@@ -99,15 +99,15 @@ type credentialVault struct {
 	max   int
 	order *list.List // of string subjects, most recent first
 	m     map[string]*list.Element
-	creds map[string]string
+	creds map[string]mcp.Secret
 }
 
 func newCredentialVault() *credentialVault {
-	return &credentialVault{max: 10_000, order: list.New(), m: map[string]*list.Element{}, creds: map[string]string{}}
+	return &credentialVault{max: 10_000, order: list.New(), m: map[string]*list.Element{}, creds: map[string]mcp.Secret{}}
 }
 
-func (v *credentialVault) put(subject, cred string) {
-	if subject == "" || cred == "" {
+func (v *credentialVault) put(subject string, cred mcp.Secret) {
+	if subject == "" || cred.IsZero() {
 		return
 	}
 	v.mu.Lock()
@@ -127,7 +127,7 @@ func (v *credentialVault) put(subject, cred string) {
 	}
 }
 
-func (v *credentialVault) get(subject string) string {
+func (v *credentialVault) get(subject string) mcp.Secret {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	return v.creds[subject]

@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // The single-pass decoder (decodeMessage, decodeParams) replaced one built
@@ -16,6 +18,8 @@ import (
 // code and HTTP status, or the same id, method, params and members).
 // Known, intended differences are excluded: encoding/json matches member
 // names case-insensitively ("ID" as "id"); the JSON-RPC names are exact.
+// encoding/json takes the last of two members with one name; both refuse
+// such a message (the reference checks names with jsontext first).
 
 type refEnvelope struct {
 	JSONRPC json.RawMessage `json:"jsonrpc"`
@@ -40,6 +44,9 @@ func refDecodeMessage(b []byte) (*message, json.RawMessage, *Error) {
 			return nil, nil, errParse()
 		}
 		return nil, nil, NewError(CodeInvalidRequest, "not an object", nil).withStatus(http.StatusBadRequest)
+	}
+	if json.Valid(b) && !jsontext.Value(b).IsValid(jsontext.AllowInvalidUTF8(true)) {
+		return nil, nil, errParse() // a member name used twice in one object
 	}
 	var env refEnvelope
 	if err := json.Unmarshal(b, &env); err != nil {
@@ -120,6 +127,8 @@ func FuzzDecodeMatchesReference(f *testing.F) {
 	}
 	for _, s := range []string{
 		`{"jsonrpc":"2.0","id":1,"id":2,"method":"x"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"x","params":{"arguments":{"a":1,"a":2}}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{"action":"decline","action":"accept"}}`,
 		`{"jsonrpc":"2.0","id":1,"method":"x","params":{"name":1,"_meta":{}}}`,
 		`{"jsonrpc":"2.0","id":1,"method":"x","params":{"name":null,"cursor":"c","_meta":null}}`,
 		`{"jsonrpc":"2.0","id":1,"method":"x"} x`,

@@ -30,6 +30,9 @@
 //   - Bad input gets a JSON-RPC error with the status the spec mandates
 //     (400 for _meta and header problems, 404 for unknown methods) and never a
 //     panic; a handler panic becomes -32603 and the server keeps serving.
+//   - A message with a member name used twice in one object, anywhere in it,
+//     is refused whole (-32700, HTTP 400) before any of it is used, on both
+//     transports and in both eras.
 //   - Lists are encoded once per registry change and reused byte for byte, so
 //     tools/list on thousands of tools costs one copy.
 //   - Notifications reach only the stream they belong to: progress and log

@@ -215,3 +215,13 @@ func ExampleNewHTTPHandler() {
 	// {"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[{"type":"text","text":"Hello, Ada"}],"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"hello","version":"1.0.0"}}}}
 	// 400 {"jsonrpc":"2.0","id":1,"error":{"code":-32020,"message":"Header mismatch: the Mcp-Name header is required for tools/call"}}
 }
+
+// A Principal's credential prints redacted; Reveal is the one way to read it.
+func ExampleSecret() {
+	p := mcp.Principal{Subject: "user-1", Credential: mcp.NewSecret("s3cr3t")}
+	fmt.Printf("%+v\n", p)
+	fmt.Println(p.Credential.Reveal() == "s3cr3t")
+	// Output:
+	// {Subject:user-1 Tenant: Scopes:[] Credential:[REDACTED]}
+	// true
+}

@@ -99,7 +99,7 @@ func decodeMessage(b []byte) (*message, json.RawMessage, *Error) {
 	for {
 		name, ok, err := d.Name()
 		if err != nil {
-			return nil, nil, errParse()
+			return nil, nil, errParseAt(err)
 		}
 		if !ok {
 			break
@@ -108,14 +108,14 @@ func decodeMessage(b []byte) (*message, json.RawMessage, *Error) {
 			// Decoded here, in the same pass; the raw bytes are kept too.
 			start := d.Dec.InputOffset()
 			if decoded, decodedErr, err = d.params(); err != nil {
-				return nil, nil, errParse()
+				return nil, nil, errParseAt(err)
 			}
 			params = bytes.TrimLeft(b[start:d.Dec.InputOffset()], " \t\r\n:")
 			continue
 		}
 		v, err := d.Dec.ReadValue()
 		if err != nil {
-			return nil, nil, errParse()
+			return nil, nil, errParseAt(err)
 		}
 		switch {
 		case jsonx.NameIs(name, "jsonrpc"):
@@ -174,6 +174,21 @@ func decodeMessage(b []byte) (*message, json.RawMessage, *Error) {
 
 func errParse() *Error {
 	return NewError(CodeParseError, "Parse error: invalid JSON", nil).withStatus(http.StatusBadRequest)
+}
+
+// errParseAt is the parse error for a read that failed with err. A member
+// name used twice in one object is refused as not valid JSON (-32700),
+// wherever it is in the message (envelope, params, _meta, arguments, input
+// responses, a response's result): RFC 8259 leaves such a document's
+// meaning to the reader, and two readers on the way (a proxy, a WAF, this
+// server) that pick different members would each see a different request.
+// The message names the member by its JSON Pointer; like every parse
+// error it carries no id.
+func errParseAt(err error) *Error {
+	if ptr, ok := jsonx.DuplicateName(err); ok {
+		return NewError(CodeParseError, "Parse error: duplicate member name at "+strconv.Quote(ptr), nil).withStatus(http.StatusBadRequest)
+	}
+	return errParse()
 }
 
 // checkID accepts a string or an integer request id.

@@ -20,8 +20,9 @@ type Principal struct {
 	Tenant  string
 	Scopes  []string
 	// Credential is what the caller presented (for example a bearer token),
-	// kept for handlers that forward it; never logged.
-	Credential string
+	// kept for handlers that forward it. It prints and encodes redacted;
+	// [Secret.Reveal] reads it.
+	Credential Secret
 }
 
 type principalKey struct{}

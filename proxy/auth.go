@@ -59,7 +59,7 @@ func Passthrough() AuthResolver { return passthrough{} }
 type passthrough struct{}
 
 func (passthrough) Apply(ctx context.Context, req *http.Request, _ *openapi.Route) error {
-	cred := mcp.PrincipalFrom(ctx).Credential
+	cred := mcp.PrincipalFrom(ctx).Credential.Reveal()
 	if cred == "" {
 		return nil
 	}

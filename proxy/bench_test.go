@@ -33,7 +33,7 @@ func benchUpstream(b *testing.B) *httptest.Server {
 func BenchmarkDispatchGET(b *testing.B) {
 	p, eps, _ := demoGateway(b, demo.Options{RequireAuth: true}, nil)
 	e := eps["getPet"]
-	ctx := mcp.WithPrincipal(context.Background(), mcp.Principal{Subject: "demo-user", Credential: "demo-token"})
+	ctx := mcp.WithPrincipal(context.Background(), mcp.Principal{Subject: "demo-user", Credential: mcp.NewSecret("demo-token")})
 	args := json.RawMessage(`{"petId":1}`)
 	if r, err := p.Dispatch(ctx, e, args); err != nil || r.IsError {
 		b.Fatalf("%v %+v", err, r)
@@ -51,7 +51,7 @@ func BenchmarkDispatchGET(b *testing.B) {
 func BenchmarkDispatchGETParallel(b *testing.B) {
 	p, eps, _ := demoGateway(b, demo.Options{RequireAuth: true}, nil)
 	e := eps["getPet"]
-	ctx := mcp.WithPrincipal(context.Background(), mcp.Principal{Subject: "demo-user", Credential: "demo-token"})
+	ctx := mcp.WithPrincipal(context.Background(), mcp.Principal{Subject: "demo-user", Credential: mcp.NewSecret("demo-token")})
 	args := json.RawMessage(`{"petId":1}`)
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -120,7 +120,7 @@ func (w *discardWriter) Write(b []byte) (int, error) {
 func BenchmarkPrepareGET(b *testing.B) {
 	p, eps, _ := demoGateway(b, demo.Options{}, nil)
 	e := eps["getPet"]
-	ctx := mcp.WithPrincipal(context.Background(), mcp.Principal{Credential: "demo-token"})
+	ctx := mcp.WithPrincipal(context.Background(), mcp.Principal{Credential: mcp.NewSecret("demo-token")})
 	args := json.RawMessage(`{"petId":1}`)
 	b.ReportAllocs()
 	for b.Loop() {

@@ -34,7 +34,7 @@ func demoGateway(t testing.TB, opts demo.Options, mod func(*Config)) (*Proxy, ma
 
 func TestDemoEndToEnd(t *testing.T) {
 	p, eps, srv := demoGateway(t, demo.Options{RequireAuth: true}, nil)
-	ctx := mcp.WithPrincipal(t.Context(), mcp.Principal{Subject: "demo-user", Credential: "demo-token"})
+	ctx := mcp.WithPrincipal(t.Context(), mcp.Principal{Subject: "demo-user", Credential: mcp.NewSecret("demo-token")})
 	do := func(tool, args string) *mcp.CallToolResult {
 		t.Helper()
 		e := eps[tool]
@@ -136,7 +136,7 @@ func TestDemoEndToEnd(t *testing.T) {
 	wantError(t, res, "HTTP 404 Not Found", "no pet with id 999999")
 
 	// a wrong credential: authentication failed
-	bad := mcp.WithPrincipal(t.Context(), mcp.Principal{Credential: "wrong"})
+	bad := mcp.WithPrincipal(t.Context(), mcp.Principal{Credential: mcp.NewSecret("wrong")})
 	res = callCtx(t, bad, p, eps["listPets"], `{}`)
 	wantError(t, res, "Authentication failed (HTTP 401")
 	// anonymous caller
@@ -154,7 +154,7 @@ func TestDemoEndToEnd(t *testing.T) {
 
 func TestConcurrentDispatch(t *testing.T) {
 	p, eps, _ := demoGateway(t, demo.Options{RequireAuth: true}, nil)
-	ctx := mcp.WithPrincipal(t.Context(), mcp.Principal{Credential: "demo-token"})
+	ctx := mcp.WithPrincipal(t.Context(), mcp.Principal{Credential: mcp.NewSecret("demo-token")})
 	errs := make(chan string, 64)
 	done := make(chan struct{})
 	for g := range 8 {
@@ -186,7 +186,7 @@ func TestPollAccepted(t *testing.T) {
 	now := time.Date(2026, 7, 28, 12, 0, 0, 0, time.UTC)
 	var clock atomic.Int64 // offset from now, in ns
 	p, eps, _ := demoGateway(t, demo.Options{RequireAuth: true, ReportDelay: time.Minute, Now: func() time.Time { return now.Add(time.Duration(clock.Load())) }}, nil)
-	ctx := mcp.WithPrincipal(t.Context(), mcp.Principal{Credential: "demo-token"})
+	ctx := mcp.WithPrincipal(t.Context(), mcp.Principal{Credential: mcp.NewSecret("demo-token")})
 	out, err := p.Do(ctx, eps["createReport"], json.RawMessage(`{"kind":"orders"}`))
 	if err != nil || out.Accepted == nil {
 		t.Fatalf("%v %+v", err, out)

@@ -60,7 +60,7 @@ func Example() {
 	// The transport's auth layer puts the caller in the context; the
 	// in-process client does the same with its Principal.
 	c := mcp.NewClient(srv)
-	c.Principal = mcp.Principal{Subject: "demo-user", Credential: "demo-token"}
+	c.Principal = mcp.Principal{Subject: "demo-user", Credential: mcp.NewSecret("demo-token")}
 	res, err := c.CallTool(ctx, "getCurrentUser", map[string]any{"theme": "dark"})
 	if err != nil {
 		panic(err)

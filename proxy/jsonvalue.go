@@ -12,8 +12,9 @@ import (
 // decodeValue decodes one JSON document into the values jsonschema
 // validates and the request builder reads: map[string]any, []any, string,
 // bool, nil and json.Number (numbers keep their literal). It accepts what
-// jsonschema.UnmarshalJSON accepts (duplicate names, last one wins; invalid
-// UTF-8 in strings replaced by U+FFFD) in one pass without reflection.
+// jsonschema.UnmarshalJSON accepts (invalid UTF-8 in strings replaced by
+// U+FFFD), except a member name used twice in one object (refused, see
+// package jsonx), in one pass without reflection.
 func (d *valueDecoder) decodeValue(b []byte) (any, error) {
 	d.Reset(b)
 	defer d.Release()

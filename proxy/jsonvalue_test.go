@@ -5,12 +5,17 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/mcpgate/mcpgate/internal/jsonx"
 )
 
 // FuzzDecodeValueMatchesJSONSchema: arguments are decoded by decodeValue,
 // which must give what jsonschema.UnmarshalJSON (encoding/json with
-// UseNumber) gave before: the same values, and an error for the same inputs.
+// UseNumber) gave before: the same values, and an error for the same inputs,
+// except that decodeValue also refuses a member name used twice in one
+// object (package jsonx), which encoding/json accepts (the last one wins).
 func FuzzDecodeValueMatchesJSONSchema(f *testing.F) {
 	for _, s := range []string{`{"a":1,"b":[true,null,"x"],"c":{"d":-1.5e3}}`, `{"a":1,"a":2}`, `"\ud800"`,
 		"\"\xff\"", `[1,2`, `{} x`, ` 7 `, `{"\u00e9":"\n"}`, `[]`, `{"a":[[[]]]}`} {
@@ -20,6 +25,9 @@ func FuzzDecodeValueMatchesJSONSchema(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		got, err := values.decode(b)
 		want, werr := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+		if werr == nil && !jsontext.Value(b).IsValid(jsontext.AllowInvalidUTF8(true)) {
+			werr = jsonx.ErrDuplicateName
+		}
 		if (err == nil) != (werr == nil) {
 			t.Fatalf("decode(%q): error %v, jsonschema.UnmarshalJSON %v", b, err, werr)
 		}

@@ -222,7 +222,7 @@ func TestRedirects(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := newProxy(t, up.srv.URL, func(c *Config) { c.Auth = Chain(Passthrough(), static) })
-	ctx := mcp.WithPrincipal(t.Context(), mcp.Principal{Subject: "u", Credential: token})
+	ctx := mcp.WithPrincipal(t.Context(), mcp.Principal{Subject: "u", Credential: mcp.NewSecret(token)})
 	tool := func(path string) *Endpoint {
 		tl := mkTool("t", "POST", path, map[string]any{"a": str}, nil, openapi.Argument{Name: "a", In: openapi.InBodyProperty, Param: "a"})
 		tl.Route.Security = []openapi.SecurityRequirement{{"key": nil, "q": nil}}
@@ -372,12 +372,12 @@ func TestAuthResolvers(t *testing.T) {
 	if a := rec.last(t).Header.Get("Authorization"); a != "" {
 		t.Errorf("anonymous sent %q", a)
 	}
-	ctx := mcp.WithPrincipal(t.Context(), mcp.Principal{Credential: "tok.en-1"})
+	ctx := mcp.WithPrincipal(t.Context(), mcp.Principal{Credential: mcp.NewSecret("tok.en-1")})
 	wantOK(t, callCtx(t, ctx, pp, e, `{}`))
 	if a := rec.last(t).Header.Get("Authorization"); a != "Bearer tok.en-1" {
 		t.Errorf("passthrough sent %q", a)
 	}
-	bad := mcp.WithPrincipal(t.Context(), mcp.Principal{Credential: "x\r\nX-Evil: 1"})
+	bad := mcp.WithPrincipal(t.Context(), mcp.Principal{Credential: mcp.NewSecret("x\r\nX-Evil: 1")})
 	wantError(t, callCtx(t, bad, pp, e, `{}`), "Authentication failed")
 }
 
@@ -407,7 +407,7 @@ func TestSecretsNeverLogged(t *testing.T) {
 		openapi.Argument{Name: "h", In: openapi.InHeader, Param: "Authorization"})
 	tl.Route.Security = []openapi.SecurityRequirement{{"k": nil, "q": nil}}
 	e := endpoint(t, p, tl)
-	ctx := mcp.WithPrincipal(t.Context(), mcp.Principal{Credential: bearer})
+	ctx := mcp.WithPrincipal(t.Context(), mcp.Principal{Credential: mcp.NewSecret(bearer)})
 	res := callCtx(t, ctx, p, e, `{}`)
 	wantError(t, res, "Authentication failed")
 	got := rec.last(t)

@@ -4,14 +4,18 @@
 //
 // Invariants: a Reader never copies its input, so every value it returns
 // aliases the slice it was reset to and stays valid as long as that slice
-// does; reading is as lenient as encoding/json (a duplicate member name is
-// not an error and the last one wins; invalid UTF-8 inside strings is
-// tolerated).
+// does. A Reader refuses an object with two members of the same name,
+// anywhere in the document and however the names are escaped (RFC 7493
+// I-JSON; the request smuggling split where one reader takes the first
+// "method" and another the last): the error matches [ErrDuplicateName] and
+// [DuplicateName] tells where. Invalid UTF-8 inside strings is tolerated,
+// as with encoding/json.
 package jsonx
 
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -28,7 +32,22 @@ type Reader struct {
 // Reset points r at b, without copying it.
 func (r *Reader) Reset(b []byte) {
 	r.buf = *bytes.NewBuffer(b) // jsontext reads a bytes.Buffer's bytes in place
-	r.Dec.Reset(&r.buf, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	r.Dec.Reset(&r.buf, jsontext.AllowDuplicateNames(false), jsontext.AllowInvalidUTF8(true))
+}
+
+// ErrDuplicateName is matched (errors.Is) by the error of a read that met
+// an object member name already used in the same object.
+var ErrDuplicateName = jsontext.ErrDuplicateName
+
+// DuplicateName reports whether err is a duplicate member name and, if so,
+// the JSON Pointer (RFC 6901) of the second occurrence, relative to the
+// document the Reader was reset to (for example "/params/arguments/id").
+func DuplicateName(err error) (pointer string, ok bool) {
+	var se *jsontext.SyntacticError
+	if !errors.Is(err, jsontext.ErrDuplicateName) || !errors.As(err, &se) {
+		return "", false
+	}
+	return string(se.JSONPointer), true
 }
 
 // Release drops r's reference to its input, before r is pooled.
