@@ -26,7 +26,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -38,6 +37,7 @@ import (
 	"github.com/mcpgate/mcpgate/postgres"
 	"github.com/mcpgate/mcpgate/proxy"
 	"github.com/mcpgate/mcpgate/sqlite"
+	"github.com/mcpgate/mcpgate/store"
 	"github.com/mcpgate/mcpgate/tasks"
 )
 
@@ -54,10 +54,8 @@ type Gateway struct {
 	oauth   *oauth // nil unless auth mode oauth
 	metrics *metrics
 
-	store     tasks.Manager
-	closeDB   func() error
+	backend   *store.Backend
 	runner    *tasks.Runner
-	bus       tasks.Publisher
 	takeOver  bool // a single-node store: leases left at start belong to a dead process
 	demoStop  func()
 	taskCreds *credentialVault
@@ -134,7 +132,7 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (g *Gateway, err 
 		opts.CacheScope = mcp.CachePrivate
 	}
 	g.server = mcp.NewServer(mcp.Implementation{Name: "mcpgate", Version: Version, Title: "mcpgate: " + res.Title}, opts)
-	if err := g.server.EnableTasks(mcp.TaskConfig{Runner: g.runner, Manager: g.store, Publisher: g.bus}); err != nil {
+	if err := g.server.EnableTasks(mcp.TaskConfig{Runner: g.runner, Manager: g.backend.Tasks, Publisher: g.backend.Publisher}); err != nil {
 		return nil, err
 	}
 	if err := g.addTools(); err != nil {
@@ -215,63 +213,38 @@ func (g *Gateway) stateCodec(ctx context.Context) (mcp.StateCodec, error) {
 	if err != nil {
 		return nil, fmt.Errorf("state keys: %w", err)
 	}
-	// Each requestState resumes once: durably with a SQLite store, else in
-	// this process's memory.
-	var replay mrtr.ReplayCache = mrtr.NewMemoryReplayCache(mrtr.DefaultReplayCacheSize, nil)
-	switch m := g.store.(type) {
-	case *sqlite.Manager:
-		if replay, err = sqlite.NewReplayCache(ctx, m, nil); err != nil {
-			return nil, err
-		}
-	case *postgres.Manager:
-		replay = postgres.NewReplayCache(m, postgres.ReplayOptions{}) // single use across replicas
-	}
-	codec, err := mrtr.NewCodec(ring, mrtr.Options{ReplayCache: replay})
+	// Each requestState resumes once, as the store's replay cache decides:
+	// across restarts with a file, across replicas with a shared database.
+	codec, err := mrtr.NewCodec(ring, mrtr.Options{ReplayCache: g.backend.Replay})
 	if err != nil {
 		return nil, err
 	}
 	return mcp.SealedState(codec), nil
 }
 
-func (g *Gateway) openStore(ctx context.Context) error {
-	var bus tasks.Publisher = tasks.NewBus(0)
-	takeOver := true // a single-node store: leases left at start belong to a dead process
-	switch {
-	case strings.HasPrefix(g.cfg.Store, "postgres://") || strings.HasPrefix(g.cfg.Store, "postgresql://"):
-		// Replicas share the database: their task changes reach every
-		// replica's listen streams over LISTEN/NOTIFY, and a dead
-		// replica's tasks are taken over when its leases lapse.
-		m, err := postgres.Open(ctx, g.cfg.Store, postgres.Options{})
-		if err != nil {
-			return fmt.Errorf("store postgres: %w", err)
-		}
-		pub, err := postgres.NewPublisher(m, postgres.PublisherOptions{Logger: g.logger})
-		if err != nil {
-			m.Close()
-			return fmt.Errorf("store postgres: %w", err)
-		}
-		g.store, bus, takeOver = m, pub, false
-		g.closeDB = func() error { err := pub.Close(); m.Close(); return err }
-	case g.cfg.Store == "memory":
-		g.logger.Warn("tasks are kept in memory: they are lost on restart (use --store sqlite:PATH)")
-		g.store = tasks.NewMemory(100_000, tasks.Options{Publisher: bus})
-	case strings.HasPrefix(g.cfg.Store, "sqlite:"):
-		path := strings.TrimPrefix(g.cfg.Store, "sqlite:")
-		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-			return fmt.Errorf("store %s: %w", path, err)
-		}
-		m, err := sqlite.Open(ctx, path, sqlite.Options{Options: tasks.Options{Publisher: bus}})
-		if err != nil {
-			return fmt.Errorf("store %s: %w", path, err)
-		}
-		g.store, g.closeDB = m, m.Close
-	default:
-		return fmt.Errorf("store %q: use sqlite:PATH, postgres://… or memory", g.cfg.Store)
+// storeBackends is the table of the store backends this binary links in,
+// by the scheme of the --store location.
+func storeBackends() store.Openers {
+	return store.Openers{
+		"sqlite":     sqlite.OpenStore,
+		"postgres":   postgres.OpenStore,
+		"postgresql": postgres.OpenStore,
+		"memory":     store.OpenMemory,
 	}
+}
+
+// openStore opens the configured store and builds the task runner on it.
+func (g *Gateway) openStore(ctx context.Context) error {
+	b, err := storeBackends().Open(ctx, g.cfg.Store, store.Options{Logger: g.logger})
+	if err != nil {
+		return err
+	}
+	g.backend = b
+	g.logger.Info("store opened", "store", b.Location, "shared", b.Shared)
 	// The takeover of a single-node store's leftover leases runs in
 	// startRunner, before any request is served, never beside new work.
-	g.takeOver = takeOver
-	rc := tasks.RunnerConfig{Manager: g.store, Publisher: bus, Logger: g.logger,
+	g.takeOver = !b.Shared
+	rc := tasks.RunnerConfig{Manager: b.Tasks, Publisher: b.Publisher, Logger: g.logger,
 		Concurrency: g.cfg.TaskConcurrency, Lease: g.cfg.TaskLease}
 	if rc.Concurrency <= 0 {
 		rc.Concurrency = 16
@@ -283,7 +256,7 @@ func (g *Gateway) openStore(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	g.runner, g.bus = runner, bus
+	g.runner = runner
 	return nil
 }
 
@@ -432,8 +405,8 @@ func (g *Gateway) Close() error {
 	if g.server != nil {
 		g.server.Close()
 	}
-	if g.closeDB != nil {
-		errs = append(errs, g.closeDB())
+	if g.backend != nil {
+		errs = append(errs, g.backend.Close())
 	}
 	if g.demoStop != nil {
 		g.demoStop()
