@@ -21,7 +21,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -56,7 +55,6 @@ type Gateway struct {
 
 	backend   *store.Backend
 	runner    *tasks.Runner
-	takeOver  bool // a single-node store: leases left at start belong to a dead process
 	demoStop  func()
 	taskCreds *credentialVault
 }
@@ -241,9 +239,6 @@ func (g *Gateway) openStore(ctx context.Context) error {
 	}
 	g.backend = b
 	g.logger.Info("store opened", "store", b.Location, "shared", b.Shared)
-	// The takeover of a single-node store's leftover leases runs in
-	// startRunner, before any request is served, never beside new work.
-	g.takeOver = !b.Shared
 	rc := tasks.RunnerConfig{Manager: b.Tasks, Publisher: b.Publisher, Logger: g.logger,
 		Concurrency: g.cfg.TaskConcurrency, Lease: g.cfg.TaskLease}
 	if rc.Concurrency <= 0 {
@@ -375,20 +370,12 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 	return mcp.ServeStdio(ctx, g.server, in, out, nil)
 }
 
-// startRunner runs the task workers until the returned stop is called.
+// startRunner runs the task workers until the returned stop is called. The
+// runner takes over the tasks whose worker stopped renewing its lease (a
+// crashed predecessor's, another replica's) by itself, after its workers
+// started.
 func (g *Gateway) startRunner() (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
-	if g.takeOver {
-		// With a single-node store every lease left at start belonged to a
-		// dead process. Take them over now, before any request is served:
-		// done beside new work, it would also take over this process's
-		// own fresh leases.
-		if st, err := g.runner.Recover(ctx, time.Unix(math.MaxInt32, 0)); err != nil {
-			g.logger.Error("tasks: recovery at start failed", "err", err)
-		} else if st.Requeued+st.Failed+st.Cancelled > 0 {
-			g.logger.Info("tasks: recovered tasks left by a previous run", "requeued", st.Requeued, "failed", st.Failed, "cancelled", st.Cancelled)
-		}
-	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
