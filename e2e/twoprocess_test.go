@@ -209,6 +209,52 @@ func awaitTask(t *testing.T, url, id string, d time.Duration) map[string]any {
 	}
 }
 
+// TestTwoProcessesShareSQLite: a second process starting on the store of a
+// running one (what a desktop client starting "mcpgate stdio" does) leaves
+// the first one's task in flight alone, and the task completes. Both run
+// with a 2 s lease, so the task also outlives several lease periods: the
+// first process renews it.
+func TestTwoProcessesShareSQLite(t *testing.T) {
+	up := newReportUpstream(t)
+	db := filepath.Join(t.TempDir(), "state", "mcpgate.db")
+	args := []string{"--spec", writeDoc(t, reportsSpec), "--upstream", up.URL, "--store", "sqlite:" + db, "--task-lease", "2s"}
+	env := clusterEnv(t)
+	a := startGateway(t, env, args...)
+	waitLog(t, a, "store="+db, 5*time.Second)
+
+	id := startTask(t, a.URL, "createReport", map[string]any{"kind": "sales"})
+	select {
+	case <-up.firstPoll(1):
+	case <-time.After(20 * time.Second):
+		t.Fatalf("the task never polled its report\n%s", a.Log.String())
+	}
+
+	b := startGateway(t, env, args...)
+	waitLog(t, b, "store="+db, 5*time.Second)
+	waitLog(t, b, "tasks: recovered at start", 10*time.Second)
+	if !strings.Contains(b.Log.String(), "requeued=0 failed=0 cancelled=0") {
+		t.Fatalf("the second process took over the first one's live task:\n%s", b.Log.String())
+	}
+	// Three lease periods pass; the second process scans every 2 s.
+	for end := time.Now().Add(6 * time.Second); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
+		res, e := rpc(t, b.URL, "tasks/get", id, map[string]any{"taskId": id})
+		if e != nil || res["status"] != "working" {
+			t.Fatalf("the task in flight on the first process is %v (%v) through the second:\n%s", res, e, b.Log.String())
+		}
+	}
+	up.finishAll()
+	res := awaitTask(t, b.URL, id, 30*time.Second)
+	if res["status"] != "completed" || !strings.Contains(fmt.Sprint(res["result"]), "rows:101") {
+		t.Fatalf("task ended %v: %v", res["status"], res)
+	}
+	if n := up.postsOf("sales"); n != 1 {
+		t.Fatalf("the report was started %d times", n)
+	}
+	if strings.Contains(a.Log.String(), "took over") || strings.Contains(b.Log.String(), "took over") {
+		t.Fatalf("a live lease was taken over:\nA:\n%s\nB:\n%s", a.Log.String(), b.Log.String())
+	}
+}
+
 // TestStartWithMoreOrphansThanTheQueue: a crash left more unfinished tasks
 // in the store than the task backlog holds (16 workers: 256). The next
 // process serves at once, runs every one of them, and stops on SIGTERM.
