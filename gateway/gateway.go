@@ -21,12 +21,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -38,6 +36,7 @@ import (
 	"github.com/mcpgate/mcpgate/postgres"
 	"github.com/mcpgate/mcpgate/proxy"
 	"github.com/mcpgate/mcpgate/sqlite"
+	"github.com/mcpgate/mcpgate/store"
 	"github.com/mcpgate/mcpgate/tasks"
 )
 
@@ -51,11 +50,8 @@ type Gateway struct {
 	oauth   *oauth // nil unless auth mode oauth
 	metrics *metrics
 
-	store     tasks.Manager
-	closeDB   func() error
+	backend   *store.Backend
 	runner    *tasks.Runner
-	bus       tasks.Publisher
-	takeOver  bool // a single-node store: leases left at start belong to a dead process
 	demoStop  func()
 	taskCreds *credentialVault
 }
@@ -136,7 +132,7 @@ func (g *Gateway) build(ctx context.Context) error {
 		opts.CacheScope = mcp.CachePrivate
 	}
 	g.server = mcp.NewServer(mcp.Implementation{Name: "mcpgate", Version: Version(), Title: "mcpgate: " + res.Title}, opts)
-	if err := g.server.EnableTasks(mcp.TaskConfig{Runner: g.runner, Manager: g.store, Publisher: g.bus}); err != nil {
+	if err := g.server.EnableTasks(mcp.TaskConfig{Runner: g.runner, Manager: g.backend.Tasks, Publisher: g.backend.Publisher}); err != nil {
 		return err
 	}
 	return g.addTools()
@@ -216,63 +212,35 @@ func (g *Gateway) stateCodec(ctx context.Context) (mcp.StateCodec, error) {
 	if err != nil {
 		return nil, fmt.Errorf("state keys: %w", err)
 	}
-	// Each requestState resumes once: durably with a SQLite store, else in
-	// this process's memory.
-	var replay mrtr.ReplayCache = mrtr.NewMemoryReplayCache(mrtr.DefaultReplayCacheSize, nil)
-	switch m := g.store.(type) {
-	case *sqlite.Manager:
-		if replay, err = sqlite.NewReplayCache(ctx, m, nil); err != nil {
-			return nil, err
-		}
-	case *postgres.Manager:
-		replay = postgres.NewReplayCache(m, postgres.ReplayOptions{}) // single use across replicas
-	}
-	codec, err := mrtr.NewCodec(ring, mrtr.Options{ReplayCache: replay})
+	// Each requestState resumes once, as the store's replay cache decides:
+	// across restarts with a file, across replicas with a shared database.
+	codec, err := mrtr.NewCodec(ring, mrtr.Options{ReplayCache: g.backend.Replay})
 	if err != nil {
 		return nil, err
 	}
 	return mcp.SealedState(codec), nil
 }
 
-func (g *Gateway) openStore(ctx context.Context) error {
-	var bus tasks.Publisher = tasks.NewBus(0)
-	takeOver := true // a single-node store: leases left at start belong to a dead process
-	switch {
-	case strings.HasPrefix(g.cfg.Store, "postgres://") || strings.HasPrefix(g.cfg.Store, "postgresql://"):
-		// Replicas share the database: their task changes reach every
-		// replica's listen streams over LISTEN/NOTIFY, and a dead
-		// replica's tasks are taken over when its leases lapse.
-		m, err := postgres.Open(ctx, g.cfg.Store, postgres.Options{})
-		if err != nil {
-			return fmt.Errorf("store postgres: %w", err)
-		}
-		pub, err := postgres.NewPublisher(m, postgres.PublisherOptions{Logger: g.logger})
-		if err != nil {
-			m.Close()
-			return fmt.Errorf("store postgres: %w", err)
-		}
-		g.store, bus, takeOver = m, pub, false
-		g.closeDB = func() error { err := pub.Close(); m.Close(); return err }
-	case g.cfg.Store == "memory":
-		g.logger.Warn("tasks are kept in memory: they are lost on restart (use --store sqlite:PATH)")
-		g.store = tasks.NewMemory(100_000, tasks.Options{Publisher: bus})
-	case strings.HasPrefix(g.cfg.Store, "sqlite:"):
-		path := strings.TrimPrefix(g.cfg.Store, "sqlite:")
-		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-			return fmt.Errorf("store %s: %w", path, err)
-		}
-		m, err := sqlite.Open(ctx, path, sqlite.Options{Options: tasks.Options{Publisher: bus}})
-		if err != nil {
-			return fmt.Errorf("store %s: %w", path, err)
-		}
-		g.store, g.closeDB = m, m.Close
-	default:
-		return fmt.Errorf("store %q: use sqlite:PATH, postgres://… or memory", g.cfg.Store)
+// storeBackends is the table of the store backends this binary links in,
+// by the scheme of the --store location.
+func storeBackends() store.Openers {
+	return store.Openers{
+		"sqlite":     sqlite.OpenStore,
+		"postgres":   postgres.OpenStore,
+		"postgresql": postgres.OpenStore,
+		"memory":     store.OpenMemory,
 	}
-	// The takeover of a single-node store's leftover leases runs in
-	// startRunner, before any request is served, never beside new work.
-	g.takeOver = takeOver
-	rc := tasks.RunnerConfig{Manager: g.store, Publisher: bus, Logger: g.logger,
+}
+
+// openStore opens the configured store and builds the task runner on it.
+func (g *Gateway) openStore(ctx context.Context) error {
+	b, err := storeBackends().Open(ctx, g.cfg.Store, store.Options{Logger: g.logger})
+	if err != nil {
+		return err
+	}
+	g.backend = b
+	g.logger.Info("store opened", "store", b.Location, "shared", b.Shared)
+	rc := tasks.RunnerConfig{Manager: b.Tasks, Publisher: b.Publisher, Logger: g.logger,
 		Concurrency: g.cfg.TaskConcurrency, Lease: g.cfg.TaskLease}
 	if rc.Concurrency <= 0 {
 		rc.Concurrency = 16
@@ -284,7 +252,7 @@ func (g *Gateway) openStore(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	g.runner, g.bus = runner, bus
+	g.runner = runner
 	return nil
 }
 
@@ -420,20 +388,12 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 	return mcp.ServeStdio(ctx, g.server, in, out, nil)
 }
 
-// startRunner runs the task workers until the returned stop is called.
+// startRunner runs the task workers until the returned stop is called. The
+// runner takes over the tasks whose worker stopped renewing its lease (a
+// crashed predecessor's, another replica's) by itself, after its workers
+// started.
 func (g *Gateway) startRunner() (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
-	if g.takeOver {
-		// With a single-node store every lease left at start belonged to a
-		// dead process. Take them over now, before any request is served:
-		// done beside new work, it would also take over this process's
-		// own fresh leases.
-		if st, err := g.runner.Recover(ctx, time.Unix(math.MaxInt32, 0)); err != nil {
-			g.logger.Error("tasks: recovery at start failed", "err", err)
-		} else if st.Requeued+st.Failed+st.Cancelled > 0 {
-			g.logger.Info("tasks: recovered tasks left by a previous run", "requeued", st.Requeued, "failed", st.Failed, "cancelled", st.Cancelled)
-		}
-	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -450,8 +410,8 @@ func (g *Gateway) Close() error {
 	if g.server != nil {
 		g.server.Close()
 	}
-	if g.closeDB != nil {
-		errs = append(errs, g.closeDB())
+	if g.backend != nil {
+		errs = append(errs, g.backend.Close())
 	}
 	if g.demoStop != nil {
 		g.demoStop()

@@ -27,6 +27,11 @@ const crashEnv = "MCPGATE_TASKS_CRASH_DB"
 
 const crashTasks = 500
 
+// crashLease is the child's lease: long enough that the test's cancels,
+// right after the kill, still find the dead worker's leases live; short
+// enough that the restarted runner soon takes its tasks over.
+const crashLease = 3 * time.Second
+
 // Tools of the crash test, by how they behave in the child: quick ones
 // finish in milliseconds, slow ones never finish (they are working when the
 // child dies), ask waits for input that never comes.
@@ -54,7 +59,7 @@ func crashChild(path string) {
 		fmt.Println("ERROR", err)
 		os.Exit(2)
 	}
-	r, err := tasks.NewRunner(tasks.RunnerConfig{Manager: m, Owner: "child", Concurrency: 16, Queue: 32, Lease: 10 * time.Minute,
+	r, err := tasks.NewRunner(tasks.RunnerConfig{Manager: m, Owner: "child", Concurrency: 16, Queue: 32, Lease: crashLease,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		fmt.Println("ERROR", err)
@@ -235,9 +240,10 @@ func TestCrashRecovery(t *testing.T) {
 		}
 	}
 
-	// Restart: the same database, recovery at start, fast handlers.
+	// Restart: the same database, fast handlers; the dead worker's tasks
+	// are taken over once its leases lapse.
 	r, err := tasks.NewRunner(tasks.RunnerConfig{Manager: m, Owner: "restarted", Concurrency: 8,
-		TakeOverAtStart: true, Scan: 100 * time.Millisecond, Poll: 10 * time.Millisecond,
+		Scan: 100 * time.Millisecond, Poll: 10 * time.Millisecond,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)

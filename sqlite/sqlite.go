@@ -25,10 +25,12 @@
 //     Synchronous "FULL" fsyncs the WAL on every commit and survives those
 //     too, at a large cost in write throughput. See [Options].
 //
-// The database is meant for one process (one node). Its leases, fencing
-// tokens and orphan listing are the same as for a clustered store, so a
-// [tasks.Runner] with TakeOverAtStart recovers the tasks of a dead
-// predecessor through the ordinary recovery path.
+// The database is meant for one machine. Several processes may open it at
+// once (a desktop client starting "mcpgate stdio" beside a running server):
+// writes serialize on the file's lock, and leases, fencing tokens and the
+// orphan listing work exactly as for a clustered store, so a task is taken
+// over only once its worker stopped renewing the lease, whether that worker
+// was in a crashed predecessor or in another live process.
 package sqlite
 
 import (

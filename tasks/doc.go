@@ -62,9 +62,13 @@
 // (isError or not); a returned error is failed, with the code and message of
 // an [*RPCError] or else a generic -32603 "Internal error".
 //
-// Recovery policy ([Runner.Recover], periodic, and at start with
-// RunnerConfig.TakeOverAtStart for a single-node store): a non-terminal task
-// whose lease lapsed is claimed (fenced) and then
+// Recovery is one mechanism, owned by [Runner.Run]: its workers start
+// first; then it takes over every task whose lease has lapsed, in passes
+// that wait for the workers until none is left (a crash may leave more
+// tasks than the backlog holds), and again every RunnerConfig.Scan. A lease
+// that is still renewed belongs to a live worker, in this process or
+// another one sharing the store, and is left alone: only tasks whose owner
+// stopped renewing are taken over. Such a task is claimed (fenced) and then
 //
 //   - cancelled, if the client asked to cancel it;
 //   - run again, if it never started (token 0) or its handler is Idempotent

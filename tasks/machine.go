@@ -128,9 +128,8 @@ type Claim struct {
 	// Token is the fencing token the claimer observed (0 for a task that was
 	// never claimed). The claim fails with ErrClaimed if it changed.
 	Token int64
-	// AsOf: the current lease must have lapsed at or before this instant.
-	// Zero means now. A single-node store recovering at start passes a
-	// far-future instant to take over every lease of its dead predecessor.
+	// AsOf: the current lease must have lapsed at or before this instant
+	// (the time recovery listed the task as an orphan). Zero means now.
 	AsOf time.Time
 	// For is the lease duration from now.
 	For time.Duration

@@ -79,13 +79,10 @@ type RunnerConfig struct {
 	// and the heartbeat is the fallback.
 	Poll time.Duration
 	// Scan is how often lapsed leases are recovered and expired tasks swept
-	// (default 10s); ScanBatch bounds one recovery pass (default 1000).
+	// (default 10s); ScanBatch bounds one recovery pass (default 1000). At
+	// start, Run recovers in passes until no lapsed task is left.
 	Scan      time.Duration
 	ScanBatch int
-	// TakeOverAtStart makes Run treat every lease as dead at start: right
-	// for a single-node store, whose previous leases can only belong to a
-	// dead process. Leave it false when replicas share the store.
-	TakeOverAtStart bool
 	// Logger receives background errors; default slog.Default().
 	Logger *slog.Logger
 }
@@ -102,6 +99,7 @@ type Runner struct {
 
 	mu      sync.Mutex
 	running map[string]*Exec
+	queued  map[string]bool // ids in queue: recovery does not queue them twice
 }
 
 type job struct {
@@ -149,6 +147,7 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 		queue:    make(chan job, cfg.Queue),
 		slots:    make(chan struct{}, cfg.Concurrency),
 		running:  make(map[string]*Exec),
+		queued:   make(map[string]bool),
 	}, nil
 }
 
@@ -176,57 +175,92 @@ func (r *Runner) Submit(ctx context.Context, nt NewTask) (Task, error) {
 	if err != nil {
 		return Task{}, fmt.Errorf("submit task: %w", err)
 	}
-	select {
-	case r.queue <- job{id: t.ID}:
-	default: // backlog full: the task waits in the store for a scan
-	}
+	r.enqueue(ctx, job{id: t.ID}, false) // backlog full: the task waits in the store for a scan
 	return t, nil
 }
 
-// RecoverStats counts what one recovery pass did.
-type RecoverStats struct {
-	Requeued, Failed, Cancelled int
+// enqueue puts j in the backlog unless it is there already. With block it
+// waits for room (or ctx); otherwise a full backlog refuses the job. It
+// reports whether this call queued j.
+func (r *Runner) enqueue(ctx context.Context, j job, block bool) (bool, error) {
+	r.mu.Lock()
+	if r.queued[j.id] {
+		r.mu.Unlock()
+		return false, nil
+	}
+	r.queued[j.id] = true
+	r.mu.Unlock()
+	sent := false
+	var err error
+	if block {
+		select {
+		case r.queue <- j:
+			sent = true
+		case <-ctx.Done():
+			err = context.Cause(ctx)
+		}
+	} else {
+		select {
+		case r.queue <- j:
+			sent = true
+		default:
+		}
+	}
+	if !sent {
+		r.mu.Lock()
+		delete(r.queued, j.id)
+		r.mu.Unlock()
+	}
+	return sent, err
 }
 
-// Recover handles tasks whose lease lapsed at asOf (all of a dead worker's
+// dequeued forgets that id is in the backlog.
+func (r *Runner) dequeued(id string) {
+	r.mu.Lock()
+	delete(r.queued, id)
+	r.mu.Unlock()
+}
+
+// recoverStats counts what one recovery pass did.
+type recoverStats struct {
+	listed, requeued, failed, cancelled int
+}
+
+func (st recoverStats) acted() int { return st.requeued + st.failed + st.cancelled }
+
+// recover handles tasks whose lease lapsed at asOf (all of a dead worker's
 // tasks, and never-started ones): a task with cancelation intent is
 // cancelled; a never-started task, or one whose handler is idempotent, is
-// queued to run again (it needs Run active to proceed); any other is failed
-// with [MsgInterrupted]; a task of an unknown tool fails with [MsgNoHandler].
-// Each takeover is a fenced claim, so two recoverers never both act. One
-// pass looks at up to ScanBatch tasks, oldest first; it blocks while the
-// backlog is full, so call it while Run is active.
-func (r *Runner) Recover(ctx context.Context, asOf time.Time) (RecoverStats, error) {
-	return r.recover(ctx, asOf, true)
-}
-
-// recover is Recover; with block false a full backlog ends the pass (the
-// rest waits for the next scan) instead of waiting for workers.
-func (r *Runner) recover(ctx context.Context, asOf time.Time, block bool) (RecoverStats, error) {
-	var st RecoverStats
+// queued to run again; any other is failed with [MsgInterrupted]; a task of
+// an unknown tool fails with [MsgNoHandler]. Each takeover is a fenced
+// claim, so two recoverers never both act. One pass looks at up to
+// ScanBatch tasks, oldest first. With block it waits for room in the
+// backlog (the workers must be running); without, a full backlog ends the
+// pass and the rest waits for the next one.
+func (r *Runner) recover(ctx context.Context, asOf time.Time, block bool) (recoverStats, error) {
+	var st recoverStats
 	orphans, err := r.m.Orphans(ctx, asOf, r.cfg.ScanBatch)
 	if err != nil {
 		return st, fmt.Errorf("recover tasks: %w", err)
 	}
+	st.listed = len(orphans)
 	for _, o := range orphans {
 		h, known := r.handlers[o.ToolName]
 		if known && !o.CancelRequested && (o.LeaseToken == 0 || h.Idempotent) {
-			j := job{id: o.ID, token: o.LeaseToken, asOf: asOf}
-			if !block {
-				select {
-				case r.queue <- j:
-					st.Requeued++
-					continue
-				default:
-					return st, nil
-				}
+			r.mu.Lock()
+			already := r.queued[o.ID]
+			r.mu.Unlock()
+			if already {
+				continue
 			}
-			select {
-			case r.queue <- j:
-				st.Requeued++
-			case <-ctx.Done():
-				return st, context.Cause(ctx)
+			queued, err := r.enqueue(ctx, job{id: o.ID, token: o.LeaseToken, asOf: asOf}, block)
+			if err != nil {
+				return st, err
 			}
+			if !queued {
+				return st, nil // backlog full (or queued meanwhile): the next pass goes on
+			}
+			st.requeued++
 			continue
 		}
 		t, err := r.m.Claim(ctx, Claim{TaskID: o.ID, Owner: r.cfg.Owner, Token: o.LeaseToken, AsOf: asOf, For: r.cfg.Lease})
@@ -237,13 +271,13 @@ func (r *Runner) recover(ctx context.Context, asOf time.Time, block bool) (Recov
 		switch {
 		case o.CancelRequested:
 			err = r.m.Finish(ctx, l, Cancelled, nil, cancelledMessage)
-			st.Cancelled++
+			st.cancelled++
 		case !known:
 			err = r.m.Finish(ctx, l, Failed, internalError("No handler for tool"), MsgNoHandler)
-			st.Failed++
+			st.failed++
 		default:
 			err = r.m.Finish(ctx, l, Failed, internalError("Task interrupted"), MsgInterrupted)
-			st.Failed++
+			st.failed++
 		}
 		if err != nil {
 			r.cfg.Logger.Error("tasks: recovery could not finish task", "task", o.ID, "err", err)
@@ -254,8 +288,9 @@ func (r *Runner) recover(ctx context.Context, asOf time.Time, block bool) (Recov
 
 // Run executes queued tasks until ctx is done, then stops the running
 // handlers (their contexts end with cause [ErrShutdown]), releases the leases
-// of unfinished tasks and returns. It also scans periodically for lapsed
-// leases (Recover) and expired tasks (Sweep).
+// of unfinished tasks and returns. Its workers start first; then it takes
+// over the tasks whose lease lapsed (at once, and every Scan) and sweeps
+// expired ones.
 func (r *Runner) Run(ctx context.Context) error {
 	base, stop := context.WithCancelCause(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
@@ -266,6 +301,7 @@ func (r *Runner) Run(ctx context.Context) error {
 			case <-ctx.Done():
 				return
 			case j = <-r.queue:
+				r.dequeued(j.id)
 			}
 			select {
 			case <-ctx.Done():
@@ -290,23 +326,7 @@ func (r *Runner) Run(ctx context.Context) error {
 			}
 		})
 	}
-	wg.Go(func() {
-		if r.cfg.TakeOverAtStart {
-			// Every lease belongs to a dead process: take them all over,
-			// waiting for workers as needed.
-			r.scan(ctx, farFuture, true)
-		}
-		tick := time.NewTicker(r.cfg.Scan)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-				r.scan(ctx, time.Now(), false)
-			}
-		}
-	})
+	wg.Go(func() { r.recovery(ctx) })
 	<-ctx.Done()
 	stop(ErrShutdown)
 	unsubscribe() // ends the wake-up loop whatever the publisher does with ctx
@@ -314,10 +334,50 @@ func (r *Runner) Run(ctx context.Context) error {
 	return nil
 }
 
-func (r *Runner) scan(ctx context.Context, asOf time.Time, block bool) {
-	if _, err := r.recover(ctx, asOf, block); err != nil && ctx.Err() == nil {
-		r.cfg.Logger.Error("tasks: recovery scan failed", "err", err)
+// recovery is Run's one recovery mechanism. At start, with the workers
+// already running, it takes over every task whose lease has lapsed, in
+// passes that wait for room in the backlog, until a pass finds no more (so
+// a crash may leave more tasks than the backlog holds); live leases are
+// left to their owners, who may be other processes. Then, every Scan, it
+// takes over what lapsed since without waiting, and sweeps expired tasks.
+func (r *Runner) recovery(ctx context.Context) {
+	total := recoverStats{}
+	for ctx.Err() == nil {
+		st, err := r.recover(ctx, time.Now(), true)
+		total.requeued, total.failed, total.cancelled = total.requeued+st.requeued, total.failed+st.failed, total.cancelled+st.cancelled
+		if err != nil {
+			if ctx.Err() == nil {
+				r.cfg.Logger.Error("tasks: recovery at start failed; the next scan retries", "err", err)
+			}
+			break
+		}
+		if st.listed < r.cfg.ScanBatch || st.acted() == 0 {
+			break
+		}
 	}
+	r.cfg.Logger.Info("tasks: recovered at start", "requeued", total.requeued, "failed", total.failed, "cancelled", total.cancelled)
+	r.sweep(ctx)
+	tick := time.NewTicker(r.cfg.Scan)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			st, err := r.recover(ctx, time.Now(), false)
+			if err != nil && ctx.Err() == nil {
+				r.cfg.Logger.Error("tasks: recovery scan failed", "err", err)
+			}
+			if st.acted() > 0 {
+				r.cfg.Logger.Info("tasks: took over tasks whose worker stopped renewing its lease",
+					"requeued", st.requeued, "failed", st.failed, "cancelled", st.cancelled)
+			}
+			r.sweep(ctx)
+		}
+	}
+}
+
+func (r *Runner) sweep(ctx context.Context) {
 	if _, err := r.m.Sweep(ctx, time.Now()); err != nil && ctx.Err() == nil {
 		r.cfg.Logger.Error("tasks: sweep failed", "err", err)
 	}
@@ -361,10 +421,6 @@ func (r *Runner) finish(l Lease, s Status, payload json.RawMessage, msg string) 
 		r.cfg.Logger.Error("tasks: could not record task outcome", "task", l.TaskID, "status", s, "err", err)
 	}
 }
-
-// farFuture is the asOf of a takeover at start: later than any lease, early
-// enough for int64 nanoseconds.
-var farFuture = time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC)
 
 var errLeaseLost = fmt.Errorf("tasks: worker %w", ErrLeaseLost)
 

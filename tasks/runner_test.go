@@ -300,7 +300,7 @@ func TestRunnerBoundedConcurrency(t *testing.T) {
 
 func TestRunnerRecovery(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		g := newRig(t, false, tasks.RunnerConfig{TakeOverAtStart: true})
+		g := newRig(t, false, tasks.RunnerConfig{})
 		ctx := context.Background()
 		var reruns atomic.Int32
 		ok := handler(func(ctx context.Context, x *tasks.Exec) (json.RawMessage, error) {
@@ -314,7 +314,7 @@ func TestRunnerRecovery(t *testing.T) {
 			tk, err := g.m.Create(ctx, tasks.NewTask{Owner: owner, ToolName: tool, Idempotent: idem})
 			must(t, err)
 			if claim {
-				tk, err = g.m.Claim(ctx, tasks.Claim{TaskID: tk.ID, Owner: "dead", For: time.Hour})
+				tk, err = g.m.Claim(ctx, tasks.Claim{TaskID: tk.ID, Owner: "dead", For: time.Minute})
 				must(t, err)
 			}
 			return tk
@@ -330,8 +330,15 @@ func TestRunnerRecovery(t *testing.T) {
 		must(t, err)
 
 		g.start()
-		g.await(idemStarted.ID, tasks.Completed)
 		g.await(onceNever.ID, tasks.Completed)
+		// The dead worker's leases look live for a minute: nothing else is
+		// touched until they lapse.
+		for _, tk := range []tasks.Task{idemStarted, onceStarted, unknown, cancelWanted, waiting} {
+			if got, _ := g.m.Get(ctx, owner, tk.ID); got.LeaseOwner != "dead" || got.Status.Terminal() {
+				t.Fatalf("a live lease was taken over: %+v", got)
+			}
+		}
+		g.await(idemStarted.ID, tasks.Completed)
 		for _, id := range []string{onceStarted.ID, waiting.ID} {
 			tk := g.await(id, tasks.Failed)
 			if tk.StatusMessage != tasks.MsgInterrupted || !strings.Contains(string(tk.Error), "-32603") {
@@ -444,7 +451,7 @@ func must(t *testing.T, err error) {
 
 func TestRunnerRerunReplaysAnsweredInput(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		g := newRig(t, false, tasks.RunnerConfig{TakeOverAtStart: true})
+		g := newRig(t, false, tasks.RunnerConfig{})
 		ctx := context.Background()
 		var asked atomic.Int32
 		g.r.Handle("ask", tasks.Handler{Idempotent: true, Run: func(ctx context.Context, x *tasks.Exec) (json.RawMessage, error) {
@@ -458,7 +465,7 @@ func TestRunnerRerunReplaysAnsweredInput(t *testing.T) {
 		// A dead worker asked; the client answered while no worker was alive.
 		tk, err := g.m.Create(ctx, tasks.NewTask{Owner: owner, ToolName: "ask", Idempotent: true})
 		must(t, err)
-		tk, err = g.m.Claim(ctx, tasks.Claim{TaskID: tk.ID, Owner: "dead", For: time.Hour})
+		tk, err = g.m.Claim(ctx, tasks.Claim{TaskID: tk.ID, Owner: "dead", For: time.Minute})
 		must(t, err)
 		_, err = g.m.RequireInput(ctx, tk.Lease(), map[string]json.RawMessage{"name": json.RawMessage(`{}`)}, "Name?")
 		must(t, err)
@@ -570,6 +577,75 @@ func TestRunnerWaitingForInputFreesItsSlot(t *testing.T) {
 		g.await(other.ID, tasks.Completed)
 		if peak.Load() != 1 {
 			t.Fatalf("peak %d handlers running with Concurrency 1", peak.Load())
+		}
+	})
+}
+
+// A crash can leave more tasks than the backlog holds: Run starts its
+// workers first, takes every one over, keeps serving new submissions
+// meanwhile, and stops when told to.
+func TestRunnerStartsWithMoreOrphansThanItsQueue(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newRig(t, false, tasks.RunnerConfig{Concurrency: 2, Queue: 3, ScanBatch: 10, Logger: discard()})
+		var runs atomic.Int32
+		g.r.Handle("x", tasks.Handler{Idempotent: true, Run: func(ctx context.Context, x *tasks.Exec) (json.RawMessage, error) {
+			runs.Add(1)
+			time.Sleep(time.Second)
+			return json.RawMessage(`{}`), nil
+		}})
+		ctx := context.Background()
+		var ids []string
+		for i := range 40 {
+			tk, err := g.m.Create(ctx, tasks.NewTask{Owner: owner, ToolName: "x", Idempotent: true})
+			must(t, err)
+			if i%2 == 0 { // half were running when their worker died
+				tk, err = g.m.Claim(ctx, tasks.Claim{TaskID: tk.ID, Owner: "dead", For: time.Second})
+				must(t, err)
+			}
+			ids = append(ids, tk.ID)
+		}
+		time.Sleep(2 * time.Second) // the dead worker's leases lapse
+		runCtx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { g.r.Run(runCtx); close(done) }()
+		fresh := g.submit("x", `{}`)
+		for _, id := range append(ids, fresh.ID) {
+			g.await(id, tasks.Completed)
+		}
+		if n := runs.Load(); n != 41 {
+			t.Fatalf("%d runs for 41 tasks (each must run exactly once)", n)
+		}
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(time.Minute):
+			t.Fatal("Run did not return after its context ended")
+		}
+	})
+}
+
+// Stopping while recovery at start still waits for room in the backlog
+// ends at once.
+func TestRunnerStopsDuringRecoveryAtStart(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newRig(t, false, tasks.RunnerConfig{Concurrency: 1, Queue: 1, Logger: discard()})
+		g.r.Handle("block", tasks.Handler{Run: func(ctx context.Context, x *tasks.Exec) (json.RawMessage, error) {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}})
+		for range 20 {
+			_, err := g.m.Create(context.Background(), tasks.NewTask{Owner: owner, ToolName: "block"})
+			must(t, err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { g.r.Run(ctx); close(done) }()
+		synctest.Wait() // one runs, one waits in the backlog, recovery waits for room
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(time.Minute):
+			t.Fatal("Run did not return while recovery waited for the backlog")
 		}
 	})
 }
