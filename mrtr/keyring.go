@@ -3,7 +3,9 @@ package mrtr
 import (
 	"crypto/aes"
 	"crypto/cipher"
+	"crypto/hkdf"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -34,7 +36,8 @@ type Key struct {
 // sealed have expired (the Codec's TTL), then drop them. The same ring must be
 // configured on every replica. Nonces are random, so rotate a key before it
 // has sealed 2^32 states. A KeyRing keeps no raw key bytes, only the
-// ciphers built from them, and is immutable.
+// ciphers built from them and, for [KeyRing.DeriveKeys], an HKDF
+// pseudorandom key per key; it is immutable.
 type KeyRing struct {
 	keys []ringKey // keys[0] seals
 }
@@ -42,7 +45,11 @@ type KeyRing struct {
 type ringKey struct {
 	id   string
 	aead cipher.AEAD // AES-256-GCM with a random nonce prefixed to the ciphertext
+	prk  []byte      // HKDF-Extract of the secret, for DeriveKeys
 }
+
+// prkSalt is the HKDF salt of every ring key's pseudorandom key.
+const prkSalt = "mcpgate/keyring/v1"
 
 // NewKeyRing builds a ring from keys, the sealing key first.
 func NewKeyRing(keys ...Key) (*KeyRing, error) {
@@ -68,7 +75,11 @@ func NewKeyRing(keys ...Key) (*KeyRing, error) {
 		if err != nil {
 			return nil, fmt.Errorf("mrtr: key %q: %w", k.ID, err)
 		}
-		ring.keys = append(ring.keys, ringKey{id: k.ID, aead: aead})
+		prk, err := hkdf.Extract(sha256.New, k.Secret, []byte(prkSalt))
+		if err != nil {
+			return nil, fmt.Errorf("mrtr: key %q: %w", k.ID, err)
+		}
+		ring.keys = append(ring.keys, ringKey{id: k.ID, aead: aead, prk: prk})
 	}
 	return ring, nil
 }
@@ -130,6 +141,28 @@ func GenerateKeyRing(logger *slog.Logger) *KeyRing {
 		"paused requests cannot resume after a restart or on another replica",
 		"env", EnvKeys)
 	return ring
+}
+
+// DeriveKeys returns one subkey per key of the ring, in ring order (the
+// sealing key first), each with the id of the key it comes from: HKDF-SHA256
+// of that key with info "mcpgate/derive/v1\x00" + purpose. Each purpose gets
+// independent keys, none of which is the key this ring seals requestState
+// with, so what is sealed for one purpose never opens as another's (package
+// secretbox builds on it). purpose must be non-empty; the caller owns the
+// returned secrets and should clear them once it has built its ciphers.
+func (r *KeyRing) DeriveKeys(purpose string) ([]Key, error) {
+	if purpose == "" {
+		return nil, errors.New("mrtr: DeriveKeys needs a purpose")
+	}
+	keys := make([]Key, len(r.keys))
+	for i, k := range r.keys {
+		secret, err := hkdf.Expand(sha256.New, k.prk, "mcpgate/derive/v1\x00"+purpose, KeySize)
+		if err != nil {
+			return nil, fmt.Errorf("mrtr: derive a key from %q: %w", k.id, err)
+		}
+		keys[i] = Key{ID: k.id, Secret: secret}
+	}
+	return keys, nil
 }
 
 // find returns the key named id, or nil.
