@@ -15,8 +15,6 @@ package gateway
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -52,6 +50,7 @@ type Gateway struct {
 
 	backend   *store.Backend
 	runner    *tasks.Runner
+	callers   callerIDs
 	demoStop  func()
 	taskCreds *credentialVault
 }
@@ -114,7 +113,14 @@ func (g *Gateway) build(ctx context.Context) error {
 	if err := g.openStore(ctx); err != nil {
 		return err
 	}
-	codec, err := g.stateCodec(ctx)
+	ring, err := g.keyRing()
+	if err != nil {
+		return err
+	}
+	if g.callers, err = newCallerIDs(ring); err != nil {
+		return err
+	}
+	codec, err := g.stateCodec(ring)
 	if err != nil {
 		return err
 	}
@@ -201,7 +207,9 @@ func (g *Gateway) authResolver(res *openapi.Result) (proxy.AuthResolver, error) 
 	}
 }
 
-func (g *Gateway) stateCodec(ctx context.Context) (mcp.StateCodec, error) {
+// keyRing parses the state key ring: the keys that seal requestState, and
+// from which the caller-id key (and the other at-rest keys) are derived.
+func (g *Gateway) keyRing() (*mrtr.KeyRing, error) {
 	var ring *mrtr.KeyRing
 	var err error
 	if g.cfg.StateKeys != "" {
@@ -212,6 +220,10 @@ func (g *Gateway) stateCodec(ctx context.Context) (mcp.StateCodec, error) {
 	if err != nil {
 		return nil, fmt.Errorf("state keys: %w", err)
 	}
+	return ring, nil
+}
+
+func (g *Gateway) stateCodec(ring *mrtr.KeyRing) (mcp.StateCodec, error) {
 	// Each requestState resumes once, as the store's replay cache decides:
 	// across restarts with a file, across replicas with a shared database.
 	codec, err := mrtr.NewCodec(ring, mrtr.Options{ReplayCache: g.backend.Replay})
@@ -382,7 +394,7 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 	stop := g.startRunner()
 	defer stop()
 	if tok := os.Getenv(EnvPrefix + "BEARER_TOKEN"); tok != "" {
-		ctx = mcp.WithPrincipal(ctx, principalFor(tok))
+		ctx = mcp.WithPrincipal(ctx, g.callers.principal(tok))
 	}
 	defer g.server.Close()
 	return mcp.ServeStdio(ctx, g.server, in, out, nil)
@@ -425,7 +437,7 @@ func (g *Gateway) Close() error {
 func (g *Gateway) bearerPrincipal(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if tok, ok := bearerToken(r.Header.Get("Authorization")); ok {
-			r = r.WithContext(mcp.WithPrincipal(r.Context(), principalFor(tok)))
+			r = r.WithContext(mcp.WithPrincipal(r.Context(), g.callers.principal(tok)))
 		}
 		next.ServeHTTP(w, r)
 	})
@@ -440,7 +452,3 @@ func bearerToken(h string) (string, bool) {
 	return tok, tok != ""
 }
 
-func principalFor(token string) mcp.Principal {
-	sum := sha256.Sum256([]byte(token))
-	return mcp.Principal{Subject: "bearer:" + base64.RawURLEncoding.EncodeToString(sum[:16]), Credential: mcp.NewSecret(token)}
-}

@@ -42,7 +42,7 @@ func text(r *mcp.CallToolResult) string {
 func TestDemoTools(t *testing.T) {
 	g := newDemo(t, Config{})
 	c := mcp.NewClient(g.Server())
-	c.Principal = principalFor("demo-token")
+	c.Principal = g.callers.principal("demo-token")
 	tools, err := c.ListTools(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -69,7 +69,7 @@ func TestConfirmDestructive(t *testing.T) {
 	ctx := context.Background()
 	newClient := func(answer any) *mcp.Client {
 		c := mcp.NewClient(g.Server())
-		c.Principal = principalFor("demo-token")
+		c.Principal = g.callers.principal("demo-token")
 		c.Capabilities.Elicitation = &mcp.ElicitationCapability{}
 		c.AnswerInput = func(ctx context.Context, key string, req mcp.InputRequest) (any, error) {
 			if key != confirmKey || req.Method != mcp.MethodElicit {
@@ -85,7 +85,7 @@ func TestConfirmDestructive(t *testing.T) {
 		t.Fatalf("declined: %v %s", err, text(res))
 	}
 	plain := mcp.NewClient(g.Server())
-	plain.Principal = principalFor("demo-token")
+	plain.Principal = g.callers.principal("demo-token")
 	if r, _ := plain.CallTool(ctx, "getPet", map[string]any{"petId": 3}); r == nil || r.IsError {
 		t.Fatalf("pet 3 is gone after a declined delete: %+v", r)
 	}
@@ -113,7 +113,7 @@ func TestConfirmDestructive(t *testing.T) {
 	// With confirm_fallback deny, it is refused with -32021 and nothing is sent.
 	strict := newDemo(t, Config{ConfirmFallback: "deny"})
 	sc := mcp.NewClient(strict.Server())
-	sc.Principal = principalFor("demo-token")
+	sc.Principal = g.callers.principal("demo-token")
 	resp, err = sc.Do(ctx, "tools/call", map[string]any{"name": "deletePet", "arguments": map[string]any{"petId": 1}})
 	if err != nil || resp.Error == nil || resp.Error.Code != mcp.CodeMissingRequiredClientCapability ||
 		!strings.Contains(resp.Error.Message, "confirm_fallback: deny") {
@@ -180,7 +180,7 @@ func TestReportTask(t *testing.T) {
 	g := newDemo(t, Config{})
 	ctx := context.Background()
 	c := mcp.NewClient(g.Server())
-	c.Principal = principalFor("demo-token")
+	c.Principal = g.callers.principal("demo-token")
 	c.Capabilities.Extensions = map[string]json.RawMessage{mcp.ExtensionTasks: json.RawMessage("{}")}
 	stop := g.startRunner()
 	defer stop()
@@ -221,7 +221,7 @@ func TestReportTask(t *testing.T) {
 	}
 	// Another caller cannot see it.
 	other := mcp.NewClient(g.Server())
-	other.Principal = principalFor("someone-else")
+	other.Principal = g.callers.principal("someone-else")
 	other.Capabilities = c.Capabilities
 	r, _ := other.Do(ctx, "tasks/get", map[string]any{"taskId": created.TaskID})
 	if r.Error == nil || r.Error.Code != mcp.CodeInvalidParams {
@@ -229,7 +229,7 @@ func TestReportTask(t *testing.T) {
 	}
 	// Without the extension the call runs inline and reports where to poll.
 	plain := mcp.NewClient(g.Server())
-	plain.Principal = principalFor("demo-token")
+	plain.Principal = g.callers.principal("demo-token")
 	res, err := plain.CallTool(ctx, "createReport", map[string]any{"kind": "inventory"})
 	if err != nil || res.IsError || !strings.Contains(text(res), "/reports/") {
 		t.Fatalf("inline createReport: %v %s", err, text(res))
