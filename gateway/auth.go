@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -15,20 +14,19 @@ import (
 
 	"github.com/mcpgate/mcpgate/auth"
 	"github.com/mcpgate/mcpgate/mcp"
-	"github.com/mcpgate/mcpgate/openapi"
 )
 
 // oauth is the resource-server side of the gateway (auth mode oauth).
 type oauth struct {
 	validator  *auth.Validator
 	meta       *auth.ResourceMetadata
-	toolScopes map[string][][]string // tool name → alternative scope sets
-	forwarding *auth.Forwarding      // nil in static and none modes
+	toolScopes map[string][][]string // tool name (as served) → alternative scope sets
 }
 
-// setupOAuth builds the validator, the RFC 9728 metadata, the per-tool
-// scopes and the credential forwarding of auth mode oauth.
-func (g *Gateway) setupOAuth(ctx context.Context, res *openapi.Result, upstream *url.URL) (*oauth, error) {
+// setupOAuth builds the validator, the RFC 9728 metadata and the per-tool
+// scopes of auth mode oauth. (Which credential each API gets is the APIs'
+// own decision: credentials.go.)
+func (g *Gateway) setupOAuth(ctx context.Context) (*oauth, error) {
 	a := g.cfg.Auth
 	if a.Mode != "oauth" {
 		return nil, nil
@@ -54,65 +52,43 @@ func (g *Gateway) setupOAuth(ctx context.Context, res *openapi.Result, upstream 
 	}
 	o := &oauth{validator: v, toolScopes: map[string][][]string{}}
 	scopes := map[string]bool{}
-	for _, t := range res.Tools {
-		req := auth.RequiredScopes(t.Route, res.SecuritySchemes)
-		if override, ok := a.ToolScopes[t.Name]; ok {
-			req = [][]string{override}
-		}
-		o.toolScopes[t.Name] = req
-		for _, alt := range req {
-			for _, s := range alt {
-				scopes[s] = true
+	for _, api := range g.apis {
+		for _, t := range api.tools {
+			req := auth.RequiredScopes(t.Route, api.result.SecuritySchemes)
+			if override, ok := a.ToolScopes[t.Name]; ok {
+				req = [][]string{override}
+			}
+			req = withScopes(req, api.cfg.Scopes)
+			o.toolScopes[t.Name] = req
+			for _, alt := range req {
+				for _, s := range alt {
+					scopes[s] = true
+				}
 			}
 		}
 	}
 	o.meta = &auth.ResourceMetadata{Resource: v.Resource(), AuthorizationServers: []string{a.Issuer}, ScopesSupported: sortedKeys(scopes)}
-	switch g.cfg.Credentials.Mode {
-	case "passthrough":
-		o.forwarding = &auth.Forwarding{Mode: auth.ModePassthrough, Upstream: upstream, UpstreamAudiences: g.cfg.Credentials.UpstreamAudiences}
-	case "exchange":
-		ex := g.cfg.Credentials.Exchange
-		secret, err := secretValue(ex.ClientSecret)
-		if err != nil {
-			return nil, fmt.Errorf("credentials exchange: %w", err)
-		}
-		var exchanger *auth.Exchanger
-		err = retryUnreachable(ctx, g.logger, "token exchange at "+a.Issuer, a.StartupTimeout, func() (err error) {
-			exchanger, err = auth.NewExchanger(ctx, auth.ExchangeConfig{
-				TokenEndpoint: ex.TokenEndpoint, Issuer: a.Issuer, ClientID: ex.ClientID, ClientSecret: secret, Scope: ex.Scope,
-			})
-			return err
-		})
-		if err != nil {
-			return nil, fmt.Errorf("credentials exchange: %w", err)
-		}
-		o.forwarding = &auth.Forwarding{Mode: auth.ModeExchange, Upstream: upstream, Exchanger: exchanger, Audience: ex.Audience}
-	}
 	return o, nil
+}
+
+// withScopes adds the scopes every alternative needs (an API's own).
+func withScopes(alts [][]string, need []string) [][]string {
+	if len(need) == 0 {
+		return alts
+	}
+	if len(alts) == 0 {
+		return [][]string{slices.Clone(need)}
+	}
+	out := make([][]string, len(alts))
+	for i, alt := range alts {
+		out[i] = append(slices.Clone(alt), need...)
+	}
+	return out
 }
 
 // allows reports whether a caller's scopes allow a tool.
 func (o *oauth) allows(p mcp.Principal, tool string) bool {
 	return auth.Allowed(p.Scopes, o.toolScopes[tool])
-}
-
-// bind puts the credential for the upstream into the tool call's context:
-// the caller's token only when its audience covers the upstream, or one
-// exchanged for the upstream.
-func (o *oauth) bind(next mcp.ToolHandler) mcp.ToolHandler {
-	if o == nil || o.forwarding == nil {
-		return next
-	}
-	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		ctx, err := o.forwarding.Bind(ctx)
-		if errors.Is(err, auth.ErrAudienceMismatch) {
-			return mcp.ToolError("Your token was not issued for this API, so it cannot be forwarded (its audience does not cover the upstream). Ask for a token whose audience includes the API, or configure token exchange."), nil
-		}
-		if err != nil {
-			return mcp.ToolError("Could not obtain a credential for the API: " + err.Error()), nil
-		}
-		return next(ctx, req)
-	}
 }
 
 // wrap puts the token validation in front of the MCP handler and serves

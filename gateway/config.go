@@ -3,7 +3,6 @@ package gateway
 import (
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -28,6 +27,9 @@ type Config struct {
 	Upstream string `yaml:"upstream" name:"upstream" placeholder:"URL" help:"Base URL of the API the tools call, e.g. https://api.example.com/v1 (include a Swagger 2.0 basePath). Credentials are only ever sent to its origin."`
 	// Demo serves the built-in demo API (Spec and Upstream are then set).
 	Demo bool `yaml:"demo" name:"demo" help:"Serve the built-in demo API (no spec or upstream needed)."`
+	// APIs are several APIs behind the one endpoint, instead of Spec,
+	// Upstream, Credentials and Tools.
+	APIs []APIConfig `yaml:"apis" name:"apis" type:"yaml" placeholder:"YAML" help:"Several APIs behind one endpoint, instead of spec and upstream: a list of {name, spec, upstream, credentials, tools, scopes}. Each API's tools are named <name>_<tool>; its credentials go to it alone."`
 
 	Addr           string   `yaml:"addr" name:"addr" default:"127.0.0.1:8080" help:"Listen address (serve)."`
 	Path           string   `yaml:"path" name:"path" default:"/mcp" help:"MCP endpoint path (serve)."`
@@ -189,12 +191,6 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Store == "" {
 		c.Store = "sqlite:" + defaultStorePath()
 	}
-	if err := oneOf("credentials mode", c.Credentials.Mode, "passthrough", "exchange", "static", "none"); err != nil {
-		return c, err
-	}
-	if c.Credentials.Mode == "exchange" && c.Auth.Mode != "oauth" {
-		return c, errors.New("credentials mode exchange needs auth mode oauth (a validated token to exchange)")
-	}
 	if err := oneOf("auth mode", c.Auth.Mode, "none", "oauth"); err != nil {
 		return c, err
 	}
@@ -204,24 +200,23 @@ func (c Config) withDefaults() (Config, error) {
 	if err := oneOf("confirm", c.Confirm, ConfirmDestructive, ConfirmWrites, ConfirmNone); err != nil {
 		return c, err
 	}
-	if err := c.Tools.Check(); err != nil {
-		return c, err
-	}
 	if err := oneOf("confirm_fallback", c.ConfirmFallback, "allow", "deny"); err != nil {
 		return c, err
 	}
-	if c.Demo {
-		return c, nil
+	apis, err := c.apiConfigs()
+	if err != nil {
+		return c, err
 	}
-	if c.Spec == "" {
-		return c, errors.New("no OpenAPI document: give --spec FILE|URL (or --demo)")
-	}
-	if c.Upstream == "" {
-		return c, errors.New("no upstream: give --upstream URL (the API's base URL)")
-	}
-	u, err := url.Parse(c.Upstream)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return c, fmt.Errorf("upstream %q: must be an absolute http(s) URL", c.Upstream)
+	for _, a := range apis {
+		if c.Demo {
+			break
+		}
+		if err := a.check(c.Auth.Mode); err != nil {
+			if a.Name != "" {
+				err = fmt.Errorf("api %s: %w", a.Name, err)
+			}
+			return c, err
+		}
 	}
 	return c, nil
 }

@@ -21,18 +21,14 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
-	"github.com/mcpgate/mcpgate/demo"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mrtr"
 	"github.com/mcpgate/mcpgate/openapi"
 	"github.com/mcpgate/mcpgate/postgres"
-	"github.com/mcpgate/mcpgate/proxy"
 	"github.com/mcpgate/mcpgate/sqlite"
 	"github.com/mcpgate/mcpgate/store"
 	"github.com/mcpgate/mcpgate/tasks"
@@ -43,15 +39,14 @@ type Gateway struct {
 	cfg     Config
 	logger  *slog.Logger
 	server  *mcp.Server
-	proxy   *proxy.Proxy
-	result  *openapi.Result
-	oauth   *oauth // nil unless auth mode oauth
+	apis    []*api
+	tools   []openapi.Tool // every API's, as served
+	oauth   *oauth         // nil unless auth mode oauth
 	metrics *metrics
 
 	backend   *store.Backend
 	runner    *tasks.Runner
 	callers   callerIDs
-	demoStop  func()
 	taskCreds *credentialVault
 }
 
@@ -76,40 +71,21 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (*Gateway, error)
 
 // build does New's work on a Gateway that Close can release at any point.
 func (g *Gateway) build(ctx context.Context) error {
-	cfg, logger := g.cfg, g.logger
-	doc, err := g.loadDocument(ctx)
+	cfgs, err := g.cfg.apiConfigs()
 	if err != nil {
 		return err
 	}
-	res, err := openapi.Generate(doc, cfg.Tools.GenerateOptions())
-	if err != nil {
-		return fmt.Errorf("generate tools from %s: %w", g.cfg.Spec, err)
+	for _, c := range cfgs {
+		a, err := g.loadAPI(ctx, c)
+		if err != nil {
+			return err
+		}
+		g.apis = append(g.apis, a)
+		g.tools = append(g.tools, a.tools...)
 	}
-	g.result = res
-	if n := len(res.Warnings); n > 0 {
-		logger.Info("the OpenAPI document has problems that did not stop generation", "warnings", n, "first", res.Warnings[0])
-	}
-
-	base, err := url.Parse(g.cfg.Upstream)
-	if err != nil {
-		return fmt.Errorf("upstream %q: %w", g.cfg.Upstream, err)
-	}
-	auth, err := g.authResolver(res)
-	if err != nil {
+	if err := g.checkCredentialSharing(); err != nil {
 		return err
 	}
-	g.proxy, err = proxy.New(proxy.Config{
-		BaseURL:          base,
-		Timeout:          cfg.UpstreamTimeout,
-		MaxResponseBytes: cfg.MaxResponseBytes,
-		CheckOutput:      cfg.CheckOutput,
-		Auth:             auth,
-		Logger:           logger,
-	})
-	if err != nil {
-		return err
-	}
-
 	if err := g.openStore(ctx); err != nil {
 		return err
 	}
@@ -124,88 +100,55 @@ func (g *Gateway) build(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if g.oauth, err = g.setupOAuth(ctx, res, base); err != nil {
+	if g.oauth, err = g.setupOAuth(ctx); err != nil {
 		return err
 	}
 	opts := &mcp.ServerOptions{
-		Instructions: instructions(res, g.cfg.Upstream),
+		Instructions: g.instructions(),
 		StateCodec:   codec,
-		Logger:       logger,
+		Logger:       g.logger,
 	}
 	if o := g.oauth; o != nil {
 		// A caller sees and may call only the tools its scopes allow.
 		opts.ToolFilter = func(_ context.Context, p mcp.Principal, t *mcp.Tool) bool { return o.allows(p, t.Name) }
 		opts.CacheScope = mcp.CachePrivate
 	}
-	g.server = mcp.NewServer(mcp.Implementation{Name: "mcpgate", Version: Version(), Title: "mcpgate: " + res.Title}, opts)
+	g.server = mcp.NewServer(mcp.Implementation{Name: "mcpgate", Version: Version(), Title: "mcpgate: " + g.title()}, opts)
 	if err := g.server.EnableTasks(mcp.TaskConfig{Runner: g.runner, Manager: g.backend.Tasks, Publisher: g.backend.Publisher}); err != nil {
 		return err
 	}
 	return g.addTools()
 }
 
+// checkCredentialSharing refuses a bearer that would reach several APIs
+// unchecked: without auth mode oauth nothing tells which API a token was
+// issued for, so passthrough is allowed for one API at most.
+func (g *Gateway) checkCredentialSharing() error {
+	if g.cfg.Auth.Mode == "oauth" {
+		return nil
+	}
+	var names []string
+	for _, a := range g.apis {
+		if a.cfg.Credentials.Mode == "passthrough" {
+			names = append(names, a.cfg.Name)
+		}
+	}
+	if len(names) > 1 {
+		return fmt.Errorf("apis %s all use credentials mode passthrough: the caller's bearer would reach every one of them. "+
+			"With auth mode oauth each token goes only to the APIs its audience covers; otherwise give all but one static, oauth or none credentials",
+			strings.Join(names, ", "))
+	}
+	return nil
+}
+
 // Server is the MCP server the gateway serves.
 func (g *Gateway) Server() *mcp.Server { return g.server }
 
-// Tools are the generated tools.
-func (g *Gateway) Tools() []openapi.Tool { return g.result.Tools }
+// Tools are the generated tools of every API, named as served.
+func (g *Gateway) Tools() []openapi.Tool { return g.tools }
 
 // Config is the effective configuration (defaults filled in).
 func (g *Gateway) Config() Config { return g.cfg }
-
-func (g *Gateway) loadDocument(ctx context.Context) (*openapi.Document, error) {
-	if g.cfg.Demo {
-		// The demo API requires the token demo-token, as a real API would
-		// require its own: what authorizes a call is the caller's credential.
-		api := demo.New(demo.Options{RequireAuth: true})
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("demo API: %w", err)
-		}
-		srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second}
-		go func() { _ = srv.Serve(ln) }()
-		g.demoStop = func() { _ = srv.Close() }
-		g.cfg.Upstream = "http://" + ln.Addr().String()
-		g.cfg.Spec = "demo"
-		g.logger.Info("demo API started", "upstream", g.cfg.Upstream)
-		return openapi.Parse(ctx, demo.OpenAPI(), "demo", openapi.LoadOptions{})
-	}
-	doc, err := openapi.Load(ctx, g.cfg.Spec, openapi.LoadOptions{})
-	if err != nil {
-		return nil, err
-	}
-	return doc, nil
-}
-
-func (g *Gateway) authResolver(res *openapi.Result) (proxy.AuthResolver, error) {
-	switch g.cfg.Credentials.Mode {
-	case "none":
-		return proxy.None(), nil
-	case "static":
-		secrets := map[string]string{}
-		for scheme, v := range g.cfg.Credentials.Static {
-			if name, ok := strings.CutPrefix(v, "env:"); ok {
-				ev, found := os.LookupEnv(name)
-				if !found {
-					return nil, fmt.Errorf("credentials: scheme %q: environment variable %s is not set", scheme, name)
-				}
-				v = ev
-			}
-			secrets[scheme] = v
-		}
-		fromEnv, err := proxy.StaticFromEnv(res.SecuritySchemes, EnvPrefix+"SECRET_", os.LookupEnv)
-		if err != nil {
-			return nil, fmt.Errorf("credentials: %w", err)
-		}
-		static, err := proxy.Static(res.SecuritySchemes, secrets)
-		if err != nil {
-			return nil, fmt.Errorf("credentials: %w", err)
-		}
-		return proxy.Chain(static, fromEnv), nil
-	default:
-		return proxy.Passthrough(), nil
-	}
-}
 
 // keyRing parses the state key ring: the keys that seal requestState, and
 // from which the caller-id key (and the other at-rest keys) are derived.
@@ -268,47 +211,46 @@ func (g *Gateway) openStore(ctx context.Context) error {
 	return nil
 }
 
-// addTools registers one MCP tool per generated tool.
+// addTools registers the tools of every API.
 func (g *Gateway) addTools() error {
-	for i := range g.result.Tools {
-		t := &g.result.Tools[i]
-		ep, err := g.proxy.Endpoint(t)
-		if err != nil {
-			return fmt.Errorf("tool %s: %w", t.Name, err)
-		}
-		for _, w := range ep.Warnings() {
-			g.logger.Debug("tool warning", "tool", t.Name, "warning", w)
-		}
-		mt := mcpTool(t)
-		if g.isTaskTool(t) {
-			tt := &mcp.TaskTool{Tool: mt, Support: mcp.TaskOptional, Idempotent: !t.Route.Mutating, Run: g.taskRun(ep)}
-			var confirm func(context.Context, *mcp.CallToolRequest) error
-			if g.needsConfirm(t) {
-				confirm = confirmCheck(t, g.cfg.ConfirmFallback == "deny")
+	for _, a := range g.apis {
+		for i := range a.tools {
+			if err := g.addTool(a, &a.result.Tools[i], &a.tools[i]); err != nil {
+				return fmt.Errorf("tool %s: %w", a.tools[i].Name, err)
 			}
-			tt.Prepare = g.prepareTask(confirm)
-			err = g.server.AddTaskTool(tt)
-		} else {
-			h := g.oauth.bind(g.proxy.Handler(ep))
-			if g.needsConfirm(t) {
-				h = confirmFirst(t, g.cfg.ConfirmFallback == "deny", h)
-			}
-			h = g.metrics.tool(t.Name, h)
-			err = g.server.AddTool(&mt, h)
 		}
-		if err != nil {
-			return fmt.Errorf("tool %s: %w", t.Name, err)
-		}
+		g.logger.Info("tools ready", "api", a.cfg.Name, "tools", len(a.tools), "spec", a.cfg.Spec)
 	}
-	g.logger.Info("tools ready", "tools", len(g.result.Tools), "spec", g.cfg.Spec, "upstream", g.cfg.Upstream,
-		"confirm", g.cfg.Confirm, "confirm_fallback", g.cfg.ConfirmFallback)
+	g.logger.Info("confirmation", "confirm", g.cfg.Confirm, "confirm_fallback", g.cfg.ConfirmFallback)
 	return nil
 }
 
-func (g *Gateway) isTaskTool(t *openapi.Tool) bool {
-	return t.Task || slices.Contains(g.cfg.Tools.Tasks, t.Route.OperationID) ||
-		slices.Contains(g.cfg.Tools.Tasks, t.Route.Method+" "+t.Route.DocPath) ||
-		slices.Contains(g.cfg.Tools.Tasks, t.Name)
+// addTool registers one tool: generated is the tool as the API's document
+// gave it, t the same with its served name.
+func (g *Gateway) addTool(a *api, generated, t *openapi.Tool) error {
+	ep, err := a.proxy.Endpoint(t)
+	if err != nil {
+		return err
+	}
+	for _, w := range ep.Warnings() {
+		g.logger.Debug("tool warning", "tool", t.Name, "warning", w)
+	}
+	mt := mcpTool(t)
+	deny := g.cfg.ConfirmFallback == "deny"
+	if a.isTaskTool(generated) {
+		tt := &mcp.TaskTool{Tool: mt, Support: mcp.TaskOptional, Idempotent: !t.Route.Mutating, Run: g.taskRun(a, ep)}
+		var confirm func(context.Context, *mcp.CallToolRequest) error
+		if g.needsConfirm(t) {
+			confirm = confirmCheck(t, deny)
+		}
+		tt.Prepare = g.prepareTask(a, confirm)
+		return g.server.AddTaskTool(tt)
+	}
+	h := a.creds.bindTool(a.proxy.Handler(ep))
+	if g.needsConfirm(t) {
+		h = confirmFirst(t, deny, h)
+	}
+	return g.server.AddTool(&mt, g.metrics.tool(t.Name, h))
 }
 
 func mcpTool(t *openapi.Tool) mcp.Tool {
@@ -323,13 +265,31 @@ func mcpTool(t *openapi.Tool) mcp.Tool {
 	}
 }
 
-func instructions(res *openapi.Result, upstream string) string {
-	name := res.Title
-	if name == "" {
-		name = "an HTTP API"
+// title names what the gateway serves: the API's title, or the APIs'.
+func (g *Gateway) title() string {
+	var titles []string
+	for _, a := range g.apis {
+		t := a.result.Title
+		if t == "" {
+			t = "an HTTP API"
+		}
+		if a.cfg.Name != "" {
+			t = a.cfg.Name + ": " + t
+		}
+		titles = append(titles, t)
 	}
-	return fmt.Sprintf("Each tool is one operation of %s, called at %s with your own credentials. "+
-		"Read-only tools never change anything; tools marked destructive do.", name, upstream)
+	return strings.Join(titles, "; ")
+}
+
+// instructions tell the agent what the tools are. They never name an
+// upstream's address: the agent can neither reach nor authenticate to it.
+func (g *Gateway) instructions() string {
+	s := "Each tool is one operation of " + g.title() + ", called with your own credentials. " +
+		"Read-only tools never change anything; tools marked destructive do."
+	if len(g.apis) > 1 {
+		s += " Tool names start with the name of their API and an underscore."
+	}
+	return s
 }
 
 // Handler is the gateway's HTTP surface: the MCP endpoint at the configured
@@ -355,7 +315,7 @@ func (g *Gateway) Handler() http.Handler {
 	mux.Handle("GET /metrics", g.metrics.handler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"status":"ok","tools":%d}`, len(g.result.Tools))
+		fmt.Fprintf(w, `{"status":"ok","tools":%d}`, len(g.tools))
 	})
 	return mux
 }
@@ -382,7 +342,7 @@ func (g *Gateway) logListening(addr net.Addr) {
 	if len(hosts) == 0 {
 		hosts = []string{"loopback only"}
 	}
-	g.logger.Info("serving MCP", "tools", len(g.result.Tools), "url", "http://"+addr.String()+g.cfg.Path, "allowed_hosts", strings.Join(hosts, ","))
+	g.logger.Info("serving MCP", "tools", len(g.tools), "url", "http://"+addr.String()+g.cfg.Path, "allowed_hosts", strings.Join(hosts, ","))
 	if ta, ok := addr.(*net.TCPAddr); ok && !ta.IP.IsLoopback() && len(g.cfg.AllowedHosts) == 0 {
 		g.logger.Warn("listening beyond loopback, but only loopback Host names are allowed: remote clients will be refused until allowed_hosts (--allowed-hosts) names the host they use", "addr", addr.String())
 	}
@@ -425,8 +385,8 @@ func (g *Gateway) Close() error {
 	if g.backend != nil {
 		errs = append(errs, g.backend.Close())
 	}
-	if g.demoStop != nil {
-		g.demoStop()
+	for _, a := range g.apis {
+		a.close()
 	}
 	return errors.Join(errs...)
 }
@@ -451,4 +411,3 @@ func bearerToken(h string) (string, bool) {
 	tok = strings.TrimSpace(tok)
 	return tok, tok != ""
 }
-

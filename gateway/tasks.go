@@ -21,14 +21,14 @@ const (
 // taskRun runs a task tool: the upstream call, and when the upstream answers
 // 202 Accepted with a Location, polling that location (honouring
 // Retry-After) until the operation is done.
-func (g *Gateway) taskRun(ep *proxy.Endpoint) func(ctx context.Context, req *mcp.TaskRequest) (*mcp.CallToolResult, error) {
+func (g *Gateway) taskRun(a *api, ep *proxy.Endpoint) func(ctx context.Context, req *mcp.TaskRequest) (*mcp.CallToolResult, error) {
 	return func(ctx context.Context, req *mcp.TaskRequest) (*mcp.CallToolResult, error) {
 		p := req.Principal
-		if req.TaskID == "" && g.oauth != nil && g.oauth.forwarding != nil {
+		if req.TaskID == "" && a.creds.forward != nil {
 			// Run inline: the request's own validated token is in ctx.
-			bound, err := g.oauth.forwarding.Bind(ctx)
+			bound, err := a.creds.bind(ctx)
 			if err != nil {
-				return mcp.ToolError("Could not obtain a credential for the API: " + err.Error()), nil
+				return toolError(err)
 			}
 			p = mcp.PrincipalFrom(bound)
 		} else if req.TaskID != "" || p.Credential.IsZero() {
@@ -36,11 +36,11 @@ func (g *Gateway) taskRun(ep *proxy.Endpoint) func(ctx context.Context, req *mcp
 			// (already checked or exchanged for the upstream).
 			p.Credential = g.taskCreds.get(p.Subject)
 		}
-		if p.Credential.IsZero() && g.cfg.Credentials.Mode == "passthrough" && p.Subject != "" {
+		if p.Credential.IsZero() && a.cfg.Credentials.Mode == "passthrough" && p.Subject != "" {
 			return mcp.ToolError("This task lost the caller's credential (the gateway restarted, and credentials are never stored): call the tool again."), nil
 		}
 		ctx = mcp.WithPrincipal(ctx, p)
-		r, err := g.proxy.Do(ctx, ep, req.Arguments)
+		r, err := a.proxy.Do(ctx, ep, req.Arguments)
 		for err == nil && r.Accepted != nil {
 			acc := r.Accepted
 			if req.TaskID == "" {
@@ -57,7 +57,7 @@ func (g *Gateway) taskRun(ep *proxy.Endpoint) func(ctx context.Context, req *mcp
 			case <-ctx.Done():
 				return nil, ctx.Err()
 			}
-			r, err = g.proxy.Poll(ctx, ep, acc)
+			r, err = a.proxy.Poll(ctx, ep, acc)
 		}
 		if err != nil {
 			return nil, err
@@ -71,7 +71,7 @@ func (g *Gateway) taskRun(ep *proxy.Endpoint) func(ctx context.Context, req *mcp
 // only) the credential the task's worker will forward upstream: the
 // caller's own, or with auth mode oauth the one checked or exchanged for
 // the upstream.
-func (g *Gateway) prepareTask(confirm func(context.Context, *mcp.CallToolRequest) error) func(context.Context, *mcp.CallToolRequest) error {
+func (g *Gateway) prepareTask(a *api, confirm func(context.Context, *mcp.CallToolRequest) error) func(context.Context, *mcp.CallToolRequest) error {
 	return func(ctx context.Context, req *mcp.CallToolRequest) error {
 		if confirm != nil {
 			if err := confirm(ctx, req); err != nil {
@@ -79,10 +79,10 @@ func (g *Gateway) prepareTask(confirm func(context.Context, *mcp.CallToolRequest
 			}
 		}
 		p := req.Principal
-		if g.oauth != nil && g.oauth.forwarding != nil {
-			bound, err := g.oauth.forwarding.Bind(ctx)
+		if a.creds.forward != nil {
+			bound, err := a.creds.bind(ctx)
 			if err != nil {
-				return mcp.NewError(mcp.CodeInvalidParams, "No credential can be forwarded to the API for this token: "+err.Error(), nil)
+				return mcp.NewError(mcp.CodeInvalidParams, err.Error(), nil)
 			}
 			p = mcp.PrincipalFrom(bound)
 		}

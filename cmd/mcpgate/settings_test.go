@@ -38,6 +38,7 @@ func samples(t *testing.T, s settings.Setting) (yaml1, text1, text2 string) {
 		"auth.tool_scopes":   {"{getPet: [read]}", `{"getPet":["a"]}`, `{"getPet":["b"]}`},
 		"credentials.static": {"{api_key: k1}", `{"api_key":"k2"}`, `{"api_key":"k3"}`},
 		"tools.overrides":    {"{getPet: {hide: true}}", `{"getPet":{"title":"A"}}`, `{"getPet":{"title":"B"}}`},
+		"apis":               {"[{name: a, spec: a.yaml, upstream: 'https://a'}]", `[{"name":"b"}]`, `[{"name":"c"}]`},
 	}
 	switch s.Type {
 	case "yaml":

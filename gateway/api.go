@@ -1,0 +1,248 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mcpgate/mcpgate/demo"
+	"github.com/mcpgate/mcpgate/internal/settings"
+	"github.com/mcpgate/mcpgate/openapi"
+	"github.com/mcpgate/mcpgate/proxy"
+)
+
+// APIConfig is one API behind the endpoint: its document, its upstream, how
+// calls authenticate to it and how its tools are made. With several APIs,
+// each tool's name is the API's name, "_" and the tool's own name.
+type APIConfig struct {
+	// Name is the API's short name, the prefix of its tools' names: letters,
+	// digits and "-", at most 24 (empty only for the single API of the
+	// top-level spec and upstream settings).
+	Name string `yaml:"name"`
+	// Spec is the OpenAPI document: a file, an http(s) URL, or - for stdin.
+	Spec string `yaml:"spec"`
+	// Upstream is the API's base URL: the only origin its calls, and their
+	// credentials, ever reach.
+	Upstream string `yaml:"upstream"`
+	// Credentials say how calls authenticate to this API.
+	Credentials Credentials `yaml:"credentials"`
+	// Tools select and shape this API's tools.
+	Tools ToolsConfig `yaml:"tools"`
+	// Scopes, with auth mode oauth, are needed for every tool of this API,
+	// besides what the document's security requirements ask.
+	Scopes []string `yaml:"scopes"`
+}
+
+var apiName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,23}$`)
+
+// apiConfigs are the APIs cfg describes: the apis list, or the single API
+// of the top-level spec, upstream, credentials and tools settings.
+func (c *Config) apiConfigs() ([]APIConfig, error) {
+	if len(c.APIs) == 0 {
+		return []APIConfig{{Spec: c.Spec, Upstream: c.Upstream, Credentials: c.Credentials, Tools: c.Tools}}, nil
+	}
+	if c.Spec != "" || c.Upstream != "" || c.Demo {
+		return nil, errors.New("give either spec and upstream (one API) or apis (several), not both")
+	}
+	seen := map[string]bool{}
+	out := make([]APIConfig, len(c.APIs))
+	for i, a := range c.APIs {
+		if !apiName.MatchString(a.Name) {
+			return nil, fmt.Errorf("apis[%d]: name %q: want 1 to 24 letters, digits or -, the prefix of its tools' names", i, a.Name)
+		}
+		if seen[strings.ToLower(a.Name)] {
+			return nil, fmt.Errorf("apis[%d]: name %q is used twice", i, a.Name)
+		}
+		seen[strings.ToLower(a.Name)] = true
+		if err := settings.ApplyDefaults(&a.Credentials); err != nil {
+			return nil, err
+		}
+		if err := settings.ApplyDefaults(&a.Tools); err != nil {
+			return nil, err
+		}
+		out[i] = a
+	}
+	return out, nil
+}
+
+// check reports what cannot work in an API's settings.
+func (a *APIConfig) check(authMode string) error {
+	if a.Spec == "" {
+		return errors.New("no OpenAPI document: give --spec FILE|URL (or --demo)")
+	}
+	if a.Upstream == "" {
+		return errors.New("no upstream: give --upstream URL (the API's base URL)")
+	}
+	u, err := url.Parse(a.Upstream)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("upstream %q: must be an absolute http(s) URL", a.Upstream)
+	}
+	if err := oneOf("credentials mode", a.Credentials.Mode, "passthrough", "exchange", "static", "none"); err != nil {
+		return err
+	}
+	if a.Credentials.Mode == "exchange" && authMode != "oauth" {
+		return errors.New("credentials mode exchange needs auth mode oauth (a validated token to exchange)")
+	}
+	return a.Tools.Check()
+}
+
+// label names the API in messages and logs.
+func (a *APIConfig) label() string {
+	if a.Name == "" {
+		return a.Spec
+	}
+	return a.Name + " (" + a.Spec + ")"
+}
+
+// An api is one upstream behind the endpoint, built: its generated tools
+// (named as served), the proxy that is the only client ever to reach its
+// origin, and what decides the credential its calls carry.
+type api struct {
+	cfg    APIConfig
+	result *openapi.Result
+	tools  []openapi.Tool // result.Tools with their served names
+	base   *url.URL
+	proxy  *proxy.Proxy
+	creds  *credentials
+	stop   func() // stops the in-process demo API, if this is it
+}
+
+// loadAPI loads an API's document, generates its tools and builds its
+// proxy and its credential decision.
+func (g *Gateway) loadAPI(ctx context.Context, cfg APIConfig) (*api, error) {
+	a := &api{cfg: cfg}
+	if err := g.buildAPI(ctx, a); err != nil {
+		a.close()
+		return nil, err
+	}
+	return a, nil
+}
+
+// close stops what the API runs in-process (the demo).
+func (a *api) close() {
+	if a.stop != nil {
+		a.stop()
+	}
+}
+
+func (g *Gateway) buildAPI(ctx context.Context, a *api) error {
+	doc, err := g.loadDocument(ctx, a)
+	if err != nil {
+		return err
+	}
+	opts := a.cfg.Tools.GenerateOptions()
+	if a.cfg.Name != "" {
+		opts.MaxNameLength = max(16, min(opts.MaxNameLength, 64)-len(a.cfg.Name)-1)
+	}
+	if a.result, err = openapi.Generate(doc, opts); err != nil {
+		return fmt.Errorf("generate tools from %s: %w", a.cfg.Spec, err)
+	}
+	if n := len(a.result.Warnings); n > 0 {
+		g.logger.Info("the OpenAPI document has problems that did not stop generation", "api", a.cfg.Name, "spec", a.cfg.Spec, "warnings", n, "first", a.result.Warnings[0])
+	}
+	a.tools = slices.Clone(a.result.Tools)
+	for i := range a.tools {
+		a.tools[i].Name = a.toolName(a.tools[i].Name)
+	}
+	if a.base, err = url.Parse(a.cfg.Upstream); err != nil {
+		return fmt.Errorf("upstream %q: %w", a.cfg.Upstream, err)
+	}
+	resolver, err := staticAuth(a)
+	if err != nil {
+		return err
+	}
+	a.proxy, err = proxy.New(proxy.Config{
+		BaseURL:          a.base,
+		Timeout:          g.cfg.UpstreamTimeout,
+		MaxResponseBytes: g.cfg.MaxResponseBytes,
+		CheckOutput:      g.cfg.CheckOutput,
+		Auth:             resolver,
+		Logger:           g.logger,
+	})
+	if err != nil {
+		return err
+	}
+	a.creds, err = g.newCredentials(ctx, a)
+	return err
+}
+
+// toolName is the served name of one of the API's tools.
+func (a *api) toolName(name string) string {
+	if a.cfg.Name == "" {
+		return name
+	}
+	return a.cfg.Name + "_" + name
+}
+
+// loadDocument reads the API's document; for the demo it starts the demo
+// API in-process and points the API's upstream at it.
+func (g *Gateway) loadDocument(ctx context.Context, a *api) (*openapi.Document, error) {
+	if !g.cfg.Demo {
+		return openapi.Load(ctx, a.cfg.Spec, openapi.LoadOptions{})
+	}
+	// The demo API requires the token demo-token, as a real API would
+	// require its own: what authorizes a call is the caller's credential.
+	h := demo.New(demo.Options{RequireAuth: true})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("demo API: %w", err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	a.stop = func() { _ = srv.Close() }
+	a.cfg.Upstream, a.cfg.Spec = "http://"+ln.Addr().String(), "demo"
+	g.logger.Info("demo API started", "upstream", a.cfg.Upstream)
+	return openapi.Parse(ctx, demo.OpenAPI(), "demo", openapi.LoadOptions{})
+}
+
+// staticAuth is what the proxy puts on each request by itself: the
+// caller's credential (passthrough and exchange put it in the context),
+// the API's own secrets per security scheme (static), or nothing.
+func staticAuth(a *api) (proxy.AuthResolver, error) {
+	switch a.cfg.Credentials.Mode {
+	case "none":
+		return proxy.None(), nil
+	case "static":
+		secrets := map[string]string{}
+		for scheme, v := range a.cfg.Credentials.Static {
+			s, err := secretValue(v)
+			if err != nil {
+				return nil, fmt.Errorf("credentials of %s: scheme %q: %w", a.cfg.label(), scheme, err)
+			}
+			secrets[scheme] = s
+		}
+		// MCPGATE_SECRET_<SCHEME>, or with several APIs
+		// MCPGATE_SECRET_<API>_<SCHEME>: each API's secrets are its own.
+		prefix := EnvPrefix + "SECRET_"
+		if a.cfg.Name != "" {
+			prefix += strings.ToUpper(strings.ReplaceAll(a.cfg.Name, "-", "_")) + "_"
+		}
+		fromEnv, err := proxy.StaticFromEnv(a.result.SecuritySchemes, prefix, os.LookupEnv)
+		if err != nil {
+			return nil, fmt.Errorf("credentials of %s: %w", a.cfg.label(), err)
+		}
+		static, err := proxy.Static(a.result.SecuritySchemes, secrets)
+		if err != nil {
+			return nil, fmt.Errorf("credentials of %s: %w", a.cfg.label(), err)
+		}
+		return proxy.Chain(static, fromEnv), nil
+	default:
+		return proxy.Passthrough(), nil
+	}
+}
+
+// isTaskTool reports whether one of the API's tools (t, as generated) is
+// served as a task tool.
+func (a *api) isTaskTool(t *openapi.Tool) bool {
+	tasks := a.cfg.Tools.Tasks
+	return t.Task || slices.Contains(tasks, t.Route.OperationID) ||
+		slices.Contains(tasks, t.Route.Method+" "+t.Route.DocPath) || slices.Contains(tasks, t.Name)
+}
