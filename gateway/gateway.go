@@ -134,7 +134,7 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (g *Gateway, err 
 		opts.CacheScope = mcp.CachePrivate
 	}
 	g.server = mcp.NewServer(mcp.Implementation{Name: "mcpgate", Version: Version, Title: "mcpgate: " + res.Title}, opts)
-	if err := g.server.EnableTasks(mcp.TaskConfig{Runner: g.runner, Manager: g.store, Publisher: g.bus}); err != nil {
+	if err := g.server.EnableTasks(mcp.TaskConfig{Runner: g.runner}); err != nil {
 		return nil, err
 	}
 	if err := g.addTools(); err != nil {
