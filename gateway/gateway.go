@@ -114,7 +114,7 @@ func (g *Gateway) build(ctx context.Context) error {
 		opts.CacheScope = mcp.CachePrivate
 	}
 	g.server = mcp.NewServer(mcp.Implementation{Name: "mcpgate", Version: Version(), Title: "mcpgate: " + g.title()}, opts)
-	if err := g.server.EnableTasks(mcp.TaskConfig{Runner: g.runner, Manager: g.backend.Tasks, Publisher: g.backend.Publisher}); err != nil {
+	if err := g.server.EnableTasks(mcp.TaskConfig{Runner: g.runner}); err != nil {
 		return err
 	}
 	return g.addTools()

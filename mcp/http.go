@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 	"sync"
@@ -33,6 +34,17 @@ type HTTPOptions struct {
 	WriteTimeout time.Duration
 	// Legacy configures the serving of 2025-11-25 (and older) clients.
 	Legacy LegacyOptions
+	// ListenStreams bounds open subscriptions/listen streams: in total
+	// (default 10,000), per client address (default 256) and per caller
+	// (default 32). A stream over a limit is refused (HTTP 429 for the
+	// per-address and per-caller limits, 503 for the total) with an error
+	// naming the limit.
+	ListenStreams Limits
+	// TrustedProxies are the proxies whose X-Forwarded-For is believed when
+	// the limits find a request's client address (default none: the TCP
+	// peer is the client). List the load balancers in front of the server,
+	// or every client behind them counts as one address.
+	TrustedProxies []netip.Prefix
 }
 
 // NewHTTPHandler serves s over Streamable HTTP at whatever path it is
@@ -53,7 +65,8 @@ func NewHTTPHandler(s *Server, opts *HTTPOptions) http.Handler {
 	}
 	h.hosts = newHostSet(h.opts.AllowedHosts)
 	h.origins = newOriginSet(h.opts.AllowedOrigins)
-	h.sessions = newSessionStore(h.opts.Legacy.MaxSessions, h.opts.Legacy.IdleTimeout)
+	h.sessions = newSessionStore(h.opts.Legacy.Sessions, h.opts.Legacy.IdleTimeout)
+	h.streams = newCounter(h.opts.ListenStreams.withDefaults(defaultStreamLimits()))
 	s.onClose(h.sessions.closeAll)
 	return h
 }
@@ -64,6 +77,7 @@ type httpHandler struct {
 	hosts    hostSet
 	origins  originSet
 	sessions *sessionStore
+	streams  *counter // open subscriptions/listen streams
 }
 
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -137,6 +151,15 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if jerr != nil {
 		writeJSONError(w, jerr.HTTPStatus(), msg.id, jerr)
 		return
+	}
+	if msg.method == "subscriptions/listen" {
+		who := holderOf(r, h.opts.TrustedProxies)
+		if jerr := h.streams.acquire(who, "listen streams"); jerr != nil {
+			w.Header().Set("Retry-After", retryAfter)
+			writeJSONError(w, jerr.HTTPStatus(), msg.id, jerr)
+			return
+		}
+		defer h.streams.release(who)
 	}
 	st := &httpStream{w: w, rc: rc, timeout: h.opts.WriteTimeout}
 	result, jerr := h.srv.handle(ctx, c, st)

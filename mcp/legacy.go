@@ -5,12 +5,9 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 )
 
 // This file serves clients of the initialize-based revisions (2025-11-25 and
@@ -59,11 +56,11 @@ type session struct {
 	clientInfo *Implementation
 	principal  Principal
 	sub        *subscriber
+	entry      *storeEntry // the HTTP transport's bookkeeping (nil on stdio)
 
 	mu          sync.Mutex
 	logLevel    LogLevel
 	watched     map[string]bool
-	lastUsed    time.Time
 	pending     map[string]chan legacyReply
 	nextID      int64
 	events      []sessionEvent // recent GET-stream events, for Last-Event-ID
@@ -111,7 +108,7 @@ func (s *Server) newSession(params json.RawMessage, p Principal) (*session, []by
 	sess := &session{
 		id: newSessionID(), srv: s, version: legacyVersion(ip.ProtocolVersion),
 		caps: ip.Capabilities, clientInfo: ip.ClientInfo, principal: p,
-		watched: map[string]bool{}, lastUsed: time.Now(), pending: map[string]chan legacyReply{},
+		watched: map[string]bool{}, pending: map[string]chan legacyReply{},
 		done: make(chan struct{}),
 	}
 	caps := s.Capabilities()
@@ -150,18 +147,6 @@ func (sess *session) close() {
 	sess.srv.listeners.unsubscribe(sess.sub)
 }
 
-func (sess *session) touch() {
-	sess.mu.Lock()
-	sess.lastUsed = time.Now()
-	sess.mu.Unlock()
-}
-
-func (sess *session) idleSince() time.Time {
-	sess.mu.Lock()
-	defer sess.mu.Unlock()
-	return sess.lastUsed
-}
-
 // deliver hands a client's response to the server-to-client request
 // waiting for it; unknown ids are ignored.
 func (sess *session) deliver(msg *message) {
@@ -176,7 +161,6 @@ func (sess *session) deliver(msg *message) {
 
 // serve runs one legacy request and returns the legacy-shaped result.
 func (sess *session) serve(ctx context.Context, msg *message, out stream) ([]byte, *Error) {
-	sess.touch()
 	s := sess.srv
 	switch msg.method {
 	case "initialize":
@@ -501,85 +485,4 @@ func (sess *session) pendingNotifications() [][]byte {
 		add("notifications/resources/updated", map[string]string{"uri": u})
 	}
 	return out
-}
-
-// sessionStore holds the legacy sessions of one transport.
-type sessionStore struct {
-	max  int
-	idle time.Duration
-
-	mu   sync.Mutex
-	byID map[string]*session
-}
-
-var errTooManySessions = errors.New("too many sessions")
-
-func newSessionStore(max int, idle time.Duration) *sessionStore {
-	if max <= 0 {
-		max = 10_000
-	}
-	if idle <= 0 {
-		idle = 30 * time.Minute
-	}
-	return &sessionStore{max: max, idle: idle, byID: map[string]*session{}}
-}
-
-// add stores sess after dropping idle sessions; at the cap it refuses.
-func (st *sessionStore) add(sess *session) error {
-	now := time.Now()
-	var expired []*session
-	st.mu.Lock()
-	for id, s := range st.byID {
-		if now.Sub(s.idleSince()) > st.idle {
-			delete(st.byID, id)
-			expired = append(expired, s)
-		}
-	}
-	full := len(st.byID) >= st.max
-	if !full {
-		st.byID[sess.id] = sess
-	}
-	st.mu.Unlock()
-	for _, s := range expired {
-		s.close()
-	}
-	if full {
-		return fmt.Errorf("%w (%d)", errTooManySessions, st.max)
-	}
-	return nil
-}
-
-// get returns a live session; an idle-expired one is removed.
-func (st *sessionStore) get(id string) *session {
-	st.mu.Lock()
-	sess := st.byID[id]
-	if sess != nil && time.Since(sess.idleSince()) > st.idle {
-		delete(st.byID, id)
-		st.mu.Unlock()
-		sess.close()
-		return nil
-	}
-	st.mu.Unlock()
-	return sess
-}
-
-func (st *sessionStore) remove(id string) bool {
-	st.mu.Lock()
-	sess := st.byID[id]
-	delete(st.byID, id)
-	st.mu.Unlock()
-	if sess != nil {
-		sess.close()
-	}
-	return sess != nil
-}
-
-func (st *sessionStore) closeAll() {
-	st.mu.Lock()
-	all := st.byID
-	st.byID = map[string]*session{}
-	st.mu.Unlock()
-	for _, s := range all {
-		s.close()
-	}
 }

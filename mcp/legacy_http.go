@@ -18,10 +18,15 @@ const HeaderSessionID = "Mcp-Session-Id"
 type LegacyOptions struct {
 	// Disable answers legacy clients as a modern-only server would.
 	Disable bool
-	// MaxSessions bounds live sessions (default 10,000); initialize beyond
-	// it gets 503.
-	MaxSessions int
-	// IdleTimeout ends a session unused for this long (default 30 min).
+	// Sessions bounds live sessions: in total (default 10,000), per client
+	// address (default 1,000) and per caller (default 100). When a limit is
+	// reached, the oldest session under it that never sent a second message
+	// is closed to make room; when there is none, initialize is refused
+	// (HTTP 429 for the per-address and per-caller limits, 503 for the
+	// total) with an error naming the limit.
+	Sessions Limits
+	// IdleTimeout ends a session unused for this long (default 30 min); a
+	// session with a request in flight or an open GET stream is in use.
 	IdleTimeout time.Duration
 }
 
@@ -67,9 +72,10 @@ func (h *httpHandler) serveLegacyPOST(w http.ResponseWriter, r *http.Request, rc
 			writeJSONError(w, http.StatusOK, msg.id, jerr)
 			return
 		}
-		if err := h.sessions.add(sess); err != nil {
+		if jerr := h.sessions.add(sess, holderOf(r, h.opts.TrustedProxies)); jerr != nil {
 			sess.close()
-			writeJSONError(w, http.StatusServiceUnavailable, msg.id, NewError(CodeInternalError, "Too many sessions: try again later", nil))
+			w.Header().Set("Retry-After", retryAfter)
+			writeJSONError(w, jerr.HTTPStatus(), msg.id, jerr)
 			return
 		}
 		w.Header().Set(HeaderSessionID, sess.id)
@@ -77,12 +83,8 @@ func (h *httpHandler) serveLegacyPOST(w http.ResponseWriter, r *http.Request, rc
 		_, _ = w.Write(appendResponse(nil, msg.id, res))
 		return
 	}
-	sess := h.sessions.get(r.Header.Get(HeaderSessionID))
+	sess := h.sessions.get(r.Header.Get(HeaderSessionID), PrincipalFrom(r.Context()))
 	if sess == nil {
-		writeJSONError(w, http.StatusNotFound, msg.id, NewError(CodeInvalidRequest, "Session not found: initialize a new session", nil))
-		return
-	}
-	if !samePrincipal(sess.principal, PrincipalFrom(r.Context())) {
 		writeJSONError(w, http.StatusNotFound, msg.id, NewError(CodeInvalidRequest, "Session not found: initialize a new session", nil))
 		return
 	}
@@ -98,6 +100,8 @@ func (h *httpHandler) serveLegacyPOST(w http.ResponseWriter, r *http.Request, rc
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
+	h.sessions.begin(sess)
+	defer h.sessions.end(sess)
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	sess.track(msg.id, cancel)
@@ -110,18 +114,17 @@ func (h *httpHandler) serveLegacyPOST(w http.ResponseWriter, r *http.Request, rc
 	st.finish(msg.id, res, jerr)
 }
 
-// samePrincipal keeps a session to the caller that opened it.
-func samePrincipal(a, b Principal) bool { return a.Subject == b.Subject && a.Tenant == b.Tenant }
-
 // serveLegacyGET is a session's standalone SSE stream: list changes and
 // resource updates, each with an event id; Last-Event-ID replays what the
 // client missed (as far as the session remembers).
 func (h *httpHandler) serveLegacyGET(w http.ResponseWriter, r *http.Request) {
-	sess := h.sessions.get(r.Header.Get(HeaderSessionID))
-	if sess == nil || !samePrincipal(sess.principal, PrincipalFrom(r.Context())) {
+	sess := h.sessions.get(r.Header.Get(HeaderSessionID), PrincipalFrom(r.Context()))
+	if sess == nil {
 		writeJSONError(w, http.StatusNotFound, nil, NewError(CodeInvalidRequest, "Session not found: initialize a new session", nil))
 		return
 	}
+	h.sessions.begin(sess)
+	defer h.sessions.end(sess)
 	ctx, stop := context.WithCancel(r.Context())
 	defer stop()
 	sess.mu.Lock()
@@ -193,13 +196,10 @@ func (h *httpHandler) serveLegacyGET(w http.ResponseWriter, r *http.Request) {
 
 // serveLegacyDELETE ends a session.
 func (h *httpHandler) serveLegacyDELETE(w http.ResponseWriter, r *http.Request) {
-	id := r.Header.Get(HeaderSessionID)
-	sess := h.sessions.get(id)
-	if sess == nil || !samePrincipal(sess.principal, PrincipalFrom(r.Context())) {
+	if !h.sessions.remove(r.Header.Get(HeaderSessionID), PrincipalFrom(r.Context())) {
 		writeJSONError(w, http.StatusNotFound, nil, NewError(CodeInvalidRequest, "Session not found", nil))
 		return
 	}
-	h.sessions.remove(id)
 	w.WriteHeader(http.StatusNoContent)
 }
 

@@ -182,12 +182,13 @@ func TestLegacyHTTPSession(t *testing.T) {
 
 func TestLegacySessionLimits(t *testing.T) {
 	t.Run("cap", func(t *testing.T) {
-		ts := httptest.NewServer(NewHTTPHandler(legacyServer(t), &HTTPOptions{Legacy: LegacyOptions{MaxSessions: 2}}))
+		ts := httptest.NewServer(NewHTTPHandler(legacyServer(t), &HTTPOptions{Legacy: LegacyOptions{Sessions: Limits{Total: 2}}}))
 		defer ts.Close()
-		for i := range 2 {
+		for range 2 {
 			c := &legacyClient{t: t, url: ts.URL}
 			c.initialize()
-			_ = i
+			resp := c.post(`{"jsonrpc":"2.0","id":2,"method":"ping"}`) // in use: it is not the one to go
+			resp.Body.Close()
 		}
 		c := &legacyClient{t: t, url: ts.URL}
 		resp := c.post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{}}}`)

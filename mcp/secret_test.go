@@ -90,7 +90,8 @@ func TestSecretZero(t *testing.T) {
 			t.Errorf("json = %s, want %s", b, tt.jsonText)
 		}
 	}
-	if NewSecret("a") != NewSecret("a") || NewSecret("a") == NewSecret("b") {
+	a, a2, b := NewSecret("a"), NewSecret("a"), NewSecret("b")
+	if a != a2 || a == b {
 		t.Error("Secrets compare by value")
 	}
 }

@@ -118,28 +118,27 @@ func (r *TaskRequest) SetStatus(ctx context.Context, msg string) error {
 
 // TaskConfig enables the Tasks extension on a server.
 type TaskConfig struct {
-	// Runner executes tasks (its manager is the task store). The caller
-	// runs it (Runner.Run) for as long as the server serves.
+	// Runner executes tasks; its manager is the task store tasks/get,
+	// tasks/update and tasks/cancel read, and its publisher, when it has
+	// one, feeds notifications/tasks on listen streams. The caller runs it
+	// (Runner.Run) for as long as the server serves.
 	Runner *tasks.Runner
-	// Manager is the runner's manager.
-	Manager tasks.Manager
-	// Publisher, if set, feeds notifications/tasks on listen streams.
-	Publisher tasks.Publisher
 	// TTL is each task's retention (default 1 hour); PollInterval the
 	// suggested poll interval (default 1 s).
 	TTL, PollInterval time.Duration
 }
 
 type taskExt struct {
-	cfg TaskConfig
+	cfg     TaskConfig
+	manager tasks.Manager
 }
 
 // EnableTasks advertises the Tasks extension and serves tasks/get,
-// tasks/update and tasks/cancel from cfg.Manager. Call it before adding task
-// tools.
+// tasks/update and tasks/cancel from the runner's manager. Call it before
+// adding task tools.
 func (s *Server) EnableTasks(cfg TaskConfig) error {
-	if cfg.Runner == nil || cfg.Manager == nil {
-		return errors.New("mcp: EnableTasks needs a Runner and its Manager")
+	if cfg.Runner == nil {
+		return errors.New("mcp: EnableTasks needs a Runner")
 	}
 	if cfg.TTL <= 0 {
 		cfg.TTL = time.Hour
@@ -147,7 +146,7 @@ func (s *Server) EnableTasks(cfg TaskConfig) error {
 	if cfg.PollInterval <= 0 {
 		cfg.PollInterval = time.Second
 	}
-	x := &taskExt{cfg: cfg}
+	x := &taskExt{cfg: cfg, manager: cfg.Runner.Manager()}
 	s.mu.Lock()
 	s.tasks = x
 	s.mu.Unlock()
@@ -157,8 +156,8 @@ func (s *Server) EnableTasks(cfg TaskConfig) error {
 		"tasks/cancel": {Handler: s.tasksCancel, NameParam: "taskId"},
 	})
 	s.SetTaskNotifier(taskNotifier{s})
-	if cfg.Publisher != nil {
-		ch, stop := cfg.Publisher.Subscribe(context.Background())
+	if pub := cfg.Runner.Publisher(); pub != nil {
+		ch, stop := pub.Subscribe(context.Background())
 		s.onClose(stop)
 		go func() {
 			for id := range ch {
@@ -344,7 +343,7 @@ func (s *Server) taskRequest(req *ExtensionRequest) (*taskExt, *Error) {
 }
 
 func (s *Server) lookupTask(ctx context.Context, x *taskExt, p Principal, id string) (*tasks.Task, *Error) {
-	t, err := x.cfg.Manager.Get(ctx, taskPrincipal(p), id)
+	t, err := x.manager.Get(ctx, taskPrincipal(p), id)
 	if errors.Is(err, tasks.ErrNotFound) {
 		return nil, errTaskNotFound()
 	}
@@ -390,7 +389,7 @@ func (s *Server) tasksUpdate(ctx context.Context, req *ExtensionRequest) (json.R
 			return nil, ErrInvalidParams("Invalid params: inputResponses[%q] must be an object", k)
 		}
 	}
-	err := x.cfg.Manager.Update(ctx, taskPrincipal(req.Principal), req.TaskID, p.InputResponses)
+	err := x.manager.Update(ctx, taskPrincipal(req.Principal), req.TaskID, p.InputResponses)
 	return s.ack(err)
 }
 
@@ -399,7 +398,7 @@ func (s *Server) tasksCancel(ctx context.Context, req *ExtensionRequest) (json.R
 	if jerr != nil {
 		return nil, jerr
 	}
-	return s.ack(x.cfg.Manager.Cancel(ctx, taskPrincipal(req.Principal), req.TaskID))
+	return s.ack(x.manager.Cancel(ctx, taskPrincipal(req.Principal), req.TaskID))
 }
 
 func (s *Server) ack(err error) (json.RawMessage, error) {
@@ -519,7 +518,7 @@ func (n taskNotifier) AuthorizeTasks(ctx context.Context, r *Request, ids []stri
 	n.s.mu.Unlock()
 	var ok []string
 	for _, id := range ids {
-		if _, err := x.cfg.Manager.Get(ctx, taskPrincipal(r.Principal), id); err == nil {
+		if _, err := x.manager.Get(ctx, taskPrincipal(r.Principal), id); err == nil {
 			ok = append(ok, id)
 		}
 	}
@@ -530,7 +529,7 @@ func (n taskNotifier) TaskNotification(ctx context.Context, r *Request, id strin
 	n.s.mu.Lock()
 	x := n.s.tasks
 	n.s.mu.Unlock()
-	t, err := x.cfg.Manager.Get(ctx, taskPrincipal(r.Principal), id)
+	t, err := x.manager.Get(ctx, taskPrincipal(r.Principal), id)
 	if err != nil {
 		return nil, false
 	}

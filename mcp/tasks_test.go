@@ -23,7 +23,7 @@ func TestTaskDeliveryChecks(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := NewServer(Implementation{Name: "delivery", Version: "1"}, nil)
-	if err := s.EnableTasks(TaskConfig{Runner: runner, Manager: mgr}); err != nil {
+	if err := s.EnableTasks(TaskConfig{Runner: runner}); err != nil {
 		t.Fatal(err)
 	}
 	owner := Principal{Subject: "alice"}

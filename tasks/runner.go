@@ -151,6 +151,12 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 	}, nil
 }
 
+// Manager is the task manager the runner executes from (its store).
+func (r *Runner) Manager() Manager { return r.m }
+
+// Publisher is the publisher the runner was configured with, or nil.
+func (r *Runner) Publisher() Publisher { return r.cfg.Publisher }
+
 // Handle registers the handler for a tool. Call it before Run and Submit.
 func (r *Runner) Handle(tool string, h Handler) {
 	if h.Run == nil {

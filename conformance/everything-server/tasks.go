@@ -24,7 +24,7 @@ func (f *fixtures) taskTools(logger *slog.Logger) (*taskRuntime, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := f.s.EnableTasks(mcp.TaskConfig{Runner: runner, Manager: mgr, Publisher: bus, TTL: time.Hour, PollInterval: 500 * time.Millisecond}); err != nil {
+	if err := f.s.EnableTasks(mcp.TaskConfig{Runner: runner, TTL: time.Hour, PollInterval: 500 * time.Millisecond}); err != nil {
 		return nil, err
 	}
 	if err := f.s.AddTool(&mcp.Tool{Name: "greet", Description: "Greets someone (always synchronous)",
