@@ -13,7 +13,10 @@ import (
 
 // decodeValue decodes one JSON document into the values jsonschema
 // validates and the request builder reads: map[string]any, []any, string,
-// bool, nil and json.Number (numbers keep their literal). It accepts what
+// bool, nil and json.Number. A json.Number holds the canonical form of the
+// literal (jsonx: 28.0 and 2.8e1 are 28, -0 is 0, digits kept exact), the
+// form the MRTR arguments hash uses and the only one the proxy forwards, so
+// a request is sent exactly as it was confirmed. It accepts what
 // jsonschema.UnmarshalJSON accepts (duplicate names, last one wins; invalid
 // UTF-8 in strings replaced by U+FFFD) in one pass without reflection,
 // except numbers beyond the limits of [jsonx.Number.Check], refused with a
@@ -35,7 +38,10 @@ func (d *valueDecoder) decodeValue(b []byte) (any, error) {
 
 // valueDecoder is a reusable decodeValue state; valueDecoders pools them
 // (a Proxy owns one pool).
-type valueDecoder struct{ jsonx.Reader }
+type valueDecoder struct {
+	jsonx.Reader
+	num []byte // scratch for canonical numbers
+}
 
 type valueDecoders struct{ pool sync.Pool }
 
@@ -94,7 +100,8 @@ func (d *valueDecoder) value() (any, error) {
 	return nil, fmt.Errorf("unexpected JSON token %v", tok.Kind())
 }
 
-// number reads a number literal and refuses one beyond the limits.
+// number reads a number literal, refuses one beyond the limits and
+// returns its canonical form.
 func (d *valueDecoder) number() (any, error) {
 	lit, err := d.Dec.ReadValue()
 	if err != nil {
@@ -107,7 +114,11 @@ func (d *valueDecoder) number() (any, error) {
 	if err != nil {
 		return nil, &numberError{err: err}
 	}
-	return json.Number(lit), nil
+	if x.IsCanonical() {
+		return json.Number(lit), nil
+	}
+	d.num = x.Append(d.num[:0])
+	return json.Number(d.num), nil
 }
 
 // numberError is a number refused by decodeValue, at the JSON pointer

@@ -326,6 +326,13 @@ func (e *Endpoint) decodeArgs(args json.RawMessage) (map[string]any, *mcp.CallTo
 			return nil, mcp.ToolError("Invalid arguments: " + validationMessage(err))
 		}
 	}
+	if e.formats != nil {
+		var bad argErrors
+		e.formats.check(m, nil, &bad)
+		if len(bad) > 0 {
+			return nil, bad.result()
+		}
+	}
 	return m, nil
 }
 

@@ -3,6 +3,7 @@ package jsonx
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 )
 
@@ -13,13 +14,14 @@ import (
 //
 // The canonical form is the layout of RFC 8785 §3.2.2.3 (ECMAScript's
 // Number::toString) applied to the literal's exact decimal value instead
-// of to the nearest IEEE 754 double: no leading zeros, no trailing
-// fractional zeros, "-0" written 0, plain digits when the value is below
-// 1e21 and at least 1e-6 in magnitude, otherwise d.ddde±x. So 28.0, 2.8e1
-// and 280e-1 are all 28, 1.50 is 1.5, 1e21 is 1e+21 and 1e-7 is 1e-7, and
-// 9007199254740993 stays 9007199254740993 (a double would make it ...992).
-// For every number a double represents exactly and shortest, this is
-// RFC 8785's form.
+// of to the nearest IEEE 754 double, with integers written in digits up to
+// 10^100 (ECMAScript switches to an exponent at 10^21): no leading zeros,
+// no trailing fractional zeros, "-0" written 0, plain digits when the
+// magnitude is below 10^100 and at least 10^-6, otherwise d.ddde±x. So
+// 28.0, 2.8e1 and 280e-1 are all 28, 1.50 is 1.5, 1e21 is 1 and 21 zeros,
+// 1e-7 is 1e-7, 1e100 is 1e+100, and 9007199254740993 stays
+// 9007199254740993 (a double would make it ...992). For every double below
+// 10^21 in magnitude (its shortest literal), this is RFC 8785's form.
 //
 // Everything here costs time linear in the literal's length and never does
 // big-number arithmetic: a literal with a million digits is measured, not
@@ -51,6 +53,9 @@ type Number struct {
 	k      int   // number of significant digits; 0 for zero
 	n      int64 // the value lies in [10^(n−1), 10^n)
 }
+
+// plainDigits is the largest n written without an exponent.
+const plainDigits = 100
 
 // maxExp saturates exponents: beyond it a value is out of every limit
 // whatever its digits (a literal is far shorter than 2^50 bytes).
@@ -185,30 +190,43 @@ func (x Number) Check() error {
 
 // Int64 returns the value when it is an integer that fits an int64.
 func (x Number) Int64() (int64, bool) {
-	if !x.IsInteger() {
-		return 0, false
-	}
-	if x.k == 0 {
-		return 0, true
-	}
-	if x.n > 19 {
-		return 0, false
-	}
-	var u uint64 // |value| < 10^19 < 2^64
-	for i := int64(0); i < x.n; i++ {
-		d := uint64(0)
-		if i < int64(x.k) {
-			d = uint64(x.sig(int(i)) - '0')
-		}
-		u = u*10 + d
-	}
+	u, ok := x.magnitude()
 	switch {
-	case !x.neg && u <= 1<<63-1:
+	case !ok:
+	case !x.neg && u <= math.MaxInt64:
 		return int64(u), true
 	case x.neg && u <= 1<<63:
 		return int64(-u), true // -(1<<63) wraps to itself
 	}
 	return 0, false
+}
+
+// Uint64 returns the value when it is an integer that fits a uint64.
+func (x Number) Uint64() (uint64, bool) {
+	u, ok := x.magnitude()
+	if !ok || x.neg && u != 0 {
+		return 0, false
+	}
+	return u, true
+}
+
+// magnitude returns |value| when it is an integer below 2^64.
+func (x Number) magnitude() (uint64, bool) {
+	if !x.IsInteger() || x.n > 20 {
+		return 0, false
+	}
+	var u uint64
+	for i := 0; i < int(x.n); i++ {
+		d := uint64(0)
+		if i < x.k {
+			d = uint64(x.sig(i) - '0')
+		}
+		if u > (math.MaxUint64-d)/10 {
+			return 0, false
+		}
+		u = u*10 + d
+	}
+	return u, true
 }
 
 // Append appends the canonical form (see the file comment) to dst.
@@ -221,12 +239,12 @@ func (x Number) Append(dst []byte) []byte {
 	}
 	k, n := int64(x.k), x.n
 	switch {
-	case k <= n && n <= 21: // digits, then n−k zeros
+	case k <= n && n <= plainDigits: // digits, then n−k zeros
 		dst = x.appendSig(dst, 0, x.k)
 		for i := k; i < n; i++ {
 			dst = append(dst, '0')
 		}
-	case 0 < n && n <= 21: // point inside the digits
+	case 0 < n && n <= plainDigits: // point inside the digits
 		dst = x.appendSig(dst, 0, int(n))
 		dst = append(dst, '.')
 		dst = x.appendSig(dst, int(n), x.k)
@@ -268,7 +286,7 @@ func (x Number) IsCanonical() bool {
 	// the common case, an integer spelled with plain digits: canonical
 	// unless it has leading zeros (only "0" can) or is too long
 	if x.fracAt == len(x.lit) {
-		return x.n <= 21
+		return x.n <= plainDigits
 	}
 	var buf [64]byte
 	c := x.Append(buf[:0])

@@ -38,8 +38,14 @@ func TestCanonicalNumber(t *testing.T) {
 		{"-9223372036854775808", "-9223372036854775808"},
 		{"18446744073709551616", "18446744073709551616"},
 		{"100000000000000000000", "100000000000000000000"}, // 1e20: plain
-		{"1e21", "1e+21"},
-		{"123456789012345678901234", "1.23456789012345678901234e+23"},
+		{"1e21", "1000000000000000000000"},
+		{"123456789012345678901234", "123456789012345678901234"},
+		{"1.5e99", "15" + strings.Repeat("0", 98)},
+		{strings.Repeat("9", 100), strings.Repeat("9", 100)},
+		{"1e100", "1e+100"},
+		{"-1.25e100", "-1.25e+100"},
+		{"123.456e97", "123456" + strings.Repeat("0", 94)},
+		{"1.23456e97", "12345600000" + strings.Repeat("0", 87)},
 		{"0.000001", "0.000001"},
 		{"1e-6", "0.000001"},
 		{"1e-7", "1e-7"},
@@ -79,11 +85,12 @@ func TestParseNumberSyntax(t *testing.T) {
 }
 
 // TestCanonicalMatchesRFC8785 checks the claim of the file comment: for the
-// shortest literal of a double, the canonical form is RFC 8785's.
+// shortest literal of a double below 1e21, the canonical form is RFC 8785's
+// (above, integers keep their digits where RFC 8785 uses an exponent).
 func TestCanonicalMatchesRFC8785(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	check := func(f float64) {
-		if math.IsNaN(f) || math.IsInf(f, 0) {
+		if math.IsNaN(f) || math.IsInf(f, 0) || math.Abs(f) >= 1e21 {
 			return
 		}
 		for _, format := range []byte{'g', 'e', 'f'} {
@@ -98,12 +105,13 @@ func TestCanonicalMatchesRFC8785(t *testing.T) {
 			}
 		}
 	}
-	for _, f := range []float64{0, 1, -1, 0.1, 1e21, 1e20, 1e-6, 1e-7, 123e-9, math.MaxFloat64, math.SmallestNonzeroFloat64, 1 << 53, 5e-324, 4.35, 333333333.33333329} {
+	for _, f := range []float64{0, 1, -1, 0.1, 1e21 - 65536, 1e20, 1e-6, 1e-7, 123e-9, math.SmallestNonzeroFloat64, 1 << 53, 5e-324, 4.35, 333333333.33333329} {
 		check(f)
 		check(-f)
 	}
 	for range 20000 {
 		check(math.Float64frombits(r.Uint64()))
+		check(math.Float64frombits(r.Uint64() >> 2)) // smaller exponents, more of them below 1e21
 		check(float64(r.Int64N(1<<62)) / float64(r.Int64N(1<<20)+1))
 	}
 }
@@ -122,6 +130,9 @@ func TestCanonicalIsExact(t *testing.T) {
 	}
 	for range 20000 {
 		lit := strconv.Itoa(r.IntN(1000000))
+		if r.IntN(4) == 0 {
+			lit = strconv.FormatUint(r.Uint64(), 10) // around the int64 and uint64 limits
+		}
 		if r.IntN(2) == 0 {
 			lit = "-" + lit
 		}
@@ -150,6 +161,9 @@ func TestCanonicalIsExact(t *testing.T) {
 		}
 		if i, ok := x.Int64(); ok != (want.IsInt() && want.Num().IsInt64()) || ok && i != want.Num().Int64() {
 			t.Fatalf("%s: Int64 = %d, %v", lit, i, ok)
+		}
+		if u, ok := x.Uint64(); ok != (want.IsInt() && want.Num().IsUint64()) || ok && u != want.Num().Uint64() {
+			t.Fatalf("%s: Uint64 = %d, %v", lit, u, ok)
 		}
 	}
 }
@@ -216,6 +230,34 @@ func TestNumberInt64(t *testing.T) {
 		}
 		if got, ok := x.Int64(); got != tt.want || ok != tt.ok {
 			t.Errorf("%s: Int64 = %d, %v; want %d, %v", tt.lit, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+func TestNumberUint64(t *testing.T) {
+	tests := []struct {
+		lit  string
+		want uint64
+		ok   bool
+	}{
+		{"0", 0, true},
+		{"-0", 0, true},
+		{"-1", 0, false},
+		{"18446744073709551615", math.MaxUint64, true},
+		{"1.8446744073709551615e19", math.MaxUint64, true},
+		{"18446744073709551616", 0, false},
+		{"99999999999999999999", 0, false},
+		{"100000000000000000000", 0, false},
+		{"1e19", 1e19, true},
+		{"0.5", 0, false},
+	}
+	for _, tt := range tests {
+		x, err := ParseNumber([]byte(tt.lit))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, ok := x.Uint64(); got != tt.want || ok != tt.ok {
+			t.Errorf("%s: Uint64 = %d, %v; want %d, %v", tt.lit, got, ok, tt.want, tt.ok)
 		}
 	}
 }
