@@ -6,8 +6,9 @@
 // the client retries the original request with that string echoed back. The
 // server is stateless, so everything that must survive between rounds travels
 // inside the requestState. This package owns that string: the [State] record,
-// its AES-256-GCM sealing with rotating keys ([KeyRing]), the RFC 8785
-// arguments hash ([HashArguments]) and the optional single-use check
+// its AES-256-GCM sealing with rotating keys ([KeyRing]), the arguments
+// hash ([HashArguments]: RFC 8785, but numbers kept exact) and the
+// optional single-use check
 // ([ReplayCache]). It knows nothing of JSON-RPC; the protocol core maps every
 // rejection (errors.Is(err, [ErrRejected])) to a -32602 error whose message is
 // err.Error().
@@ -69,8 +70,8 @@ type State struct {
 	ExpiresAt time.Time
 	// JTI identifies this one token (fresh random per pause), base64url.
 	JTI string
-	// ArgumentsHash is the base64url SHA-256 of the RFC 8785 canonical
-	// arguments (see HashArguments).
+	// ArgumentsHash is the base64url SHA-256 of the canonical arguments
+	// (RFC 8785 with exact numbers, see HashArguments).
 	ArgumentsHash string
 	// SubjectHash is the base64url SHA-256 of the caller's subject.
 	SubjectHash string

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strings"
@@ -39,6 +40,7 @@ type Endpoint struct {
 	schema     *jsonschema.Schema
 	schemaErr  error
 	fast       *fastSchema // nil: the schema is validated by jsonschema alone
+	formats    *formatNode // integer format ranges; nil: none declared
 
 	outOnce   sync.Once
 	outSchema *jsonschema.Schema
@@ -91,6 +93,9 @@ func (e *Endpoint) compiledSchema() (*jsonschema.Schema, error) {
 	e.schemaOnce.Do(func() {
 		if len(e.tool.InputSchema) == 0 {
 			return
+		}
+		if doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(e.tool.InputSchema)); err == nil {
+			e.formats = compileFormats(doc)
 		}
 		e.schema, e.schemaErr = openapi.CompileInputSchema(&e.tool)
 		if e.schemaErr != nil {

@@ -13,6 +13,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/mcpgate/mcpgate/internal/jsonx"
 )
 
 // fastSchema is a conservative pre-check of tool arguments, compiled by
@@ -24,8 +26,10 @@ import (
 // compiled by openapi.CompileSchema accepts v. A false answer means
 // "invalid or unsure": the caller must then run jsonschema, whose verdict
 // and messages are authoritative. The pre-check may therefore be
-// incomplete (numbers such as 1.0 or 1e2, bounds beyond int64, enum numbers
-// spelled differently all answer false), but never wrong when it accepts.
+// incomplete (bounds beyond int64, numbers past the exponent form of the
+// canonical layout answer false), but never wrong when it accepts. Argument
+// numbers arrive in canonical form (see decodeValue), so 1.0 and 1e2 are
+// integer literals by then, and enum numbers are canonicalized here.
 //
 // A nil *fastSchema inside the tree is the schema true (no constraint).
 type fastSchema struct {
@@ -218,14 +222,15 @@ func (s *fastSchema) compileKeyword(k string, v any, loc string, root bool) erro
 		if !ok {
 			return fmt.Errorf("%s: not an array", at)
 		}
-		for _, e := range arr {
-			if err := checkScalar(e); err != nil {
+		values := make([]any, len(arr))
+		for i, e := range arr {
+			if values[i], err = fastScalar(e); err != nil {
 				return fmt.Errorf("%s: %w", at, err)
 			}
 		}
-		s.enums = append(s.enums, arr)
+		s.enums = append(s.enums, values)
 	case k == "const":
-		err = checkScalar(v)
+		v, err = fastScalar(v)
 		s.enums = append(s.enums, []any{v})
 	case boundNamed(k) >= 0:
 		n, ok := v.(json.Number)
@@ -316,21 +321,27 @@ func nonNegativeInt(v any) (int, error) {
 	return int(i), nil
 }
 
-// checkScalar accepts the enum and const values the fast path compares: a
+// fastScalar accepts the enum and const values the fast path compares: a
 // string, boolean, null, or a number that math/big parses (jsonschema
 // compares numbers through big.Rat, and a literal it cannot parse, such as
-// 1e10000000, equals nothing, not even itself).
-func checkScalar(v any) error {
+// 1e10000000, equals nothing, not even itself). A number is returned in
+// canonical form, the form of every argument number, so that == finds
+// 1.0 in enum [1] (both are 1) exactly when jsonschema would.
+func fastScalar(v any) (any, error) {
 	switch v := v.(type) {
 	case nil, bool, string:
-		return nil
+		return v, nil
 	case json.Number:
 		if _, ok := new(big.Rat).SetString(string(v)); !ok {
-			return fmt.Errorf("number %s is out of range", v)
+			return nil, fmt.Errorf("number %s is out of range", v)
 		}
-		return nil
+		c, err := jsonx.AppendCanonicalNumber(nil, []byte(v))
+		if err != nil {
+			return nil, fmt.Errorf("number %s: %w", v, err)
+		}
+		return json.Number(c), nil
 	default:
-		return errors.New("only scalar values are on the whitelist")
+		return nil, errors.New("only scalar values are on the whitelist")
 	}
 }
 
@@ -404,7 +415,8 @@ func (s *fastSchema) accepts(v any) bool {
 	}
 	for _, values := range s.enums {
 		// enum values are scalars, so == compares them without panicking;
-		// a json.Number matches only the identical literal
+		// numbers on both sides are canonical, so equal values are equal
+		// literals
 		if !slices.Contains(values, v) {
 			return false
 		}
@@ -417,7 +429,7 @@ func (s *fastSchema) acceptsNumber(n json.Number) bool {
 	case s.types == 0 || s.types&typeNumber != 0:
 	case s.types&typeInteger != 0 && isIntLiteral(n):
 	default:
-		return false // not a number type, or an integer spelled 1.0 or 1e2
+		return false // not a number type, or not an integer
 	}
 	if len(s.bounds) == 0 {
 		return true

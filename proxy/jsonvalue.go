@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/mcpgate/mcpgate/internal/jsonx"
@@ -11,10 +13,16 @@ import (
 
 // decodeValue decodes one JSON document into the values jsonschema
 // validates and the request builder reads: map[string]any, []any, string,
-// bool, nil and json.Number (numbers keep their literal). It accepts what
+// bool, nil and json.Number. A json.Number holds the canonical form of the
+// literal (jsonx: 28.0 and 2.8e1 are 28, -0 is 0, digits kept exact), the
+// form the MRTR arguments hash uses and the only one the proxy forwards, so
+// a request is sent exactly as it was confirmed. It accepts what
 // jsonschema.UnmarshalJSON accepts (invalid UTF-8 in strings replaced by
-// U+FFFD), except a member name used twice in one object (refused, see
-// package jsonx), in one pass without reflection.
+// U+FFFD) in one pass without reflection, except a member name used twice
+// in one object (refused, see package jsonx) and numbers beyond the limits
+// of [jsonx.Number.Check], refused with a *numberError before anything
+// spends more than linear time on them (math/big, which jsonschema uses for
+// every numeric keyword, is quadratic in the digits).
 func (d *valueDecoder) decodeValue(b []byte) (any, error) {
 	d.Reset(b)
 	defer d.Release()
@@ -30,7 +38,10 @@ func (d *valueDecoder) decodeValue(b []byte) (any, error) {
 
 // valueDecoder is a reusable decodeValue state; valueDecoders pools them
 // (a Proxy owns one pool).
-type valueDecoder struct{ jsonx.Reader }
+type valueDecoder struct {
+	jsonx.Reader
+	num []byte // scratch for canonical numbers
+}
 
 type valueDecoders struct{ pool sync.Pool }
 
@@ -44,6 +55,9 @@ func (p *valueDecoders) decode(b []byte) (any, error) {
 }
 
 func (d *valueDecoder) value() (any, error) {
+	if d.Dec.PeekKind() == '0' {
+		return d.number()
+	}
 	tok, err := d.Dec.ReadToken()
 	if err != nil {
 		return nil, err
@@ -59,7 +73,7 @@ func (d *valueDecoder) value() (any, error) {
 			name := tok.String() // before the next read voids tok
 			v, err := d.value()
 			if err != nil {
-				return nil, err
+				return nil, inMember(err, name)
 			}
 			m[name] = v
 		}
@@ -70,7 +84,7 @@ func (d *valueDecoder) value() (any, error) {
 		for d.Dec.PeekKind() != ']' {
 			v, err := d.value()
 			if err != nil {
-				return nil, err
+				return nil, inMember(err, strconv.Itoa(len(a)))
 			}
 			a = append(a, v)
 		}
@@ -78,12 +92,61 @@ func (d *valueDecoder) value() (any, error) {
 		return a, err
 	case '"':
 		return tok.String(), nil
-	case '0':
-		return json.Number(tok.String()), nil
 	case 't', 'f':
 		return tok.Bool(), nil
 	case 'n':
 		return nil, nil
 	}
 	return nil, fmt.Errorf("unexpected JSON token %v", tok.Kind())
+}
+
+// number reads a number literal, refuses one beyond the limits and
+// returns its canonical form.
+func (d *valueDecoder) number() (any, error) {
+	lit, err := d.Dec.ReadValue()
+	if err != nil {
+		return nil, err
+	}
+	x, err := jsonx.ParseNumber(lit)
+	if err == nil {
+		err = x.Check()
+	}
+	if err != nil {
+		return nil, &numberError{err: err}
+	}
+	if x.IsCanonical() {
+		return json.Number(lit), nil
+	}
+	d.num = x.Append(d.num[:0])
+	return json.Number(d.num), nil
+}
+
+// numberError is a number refused by decodeValue, at the JSON pointer
+// where it was found.
+type numberError struct {
+	path []string // reference tokens, innermost first
+	err  error
+}
+
+func (e *numberError) Error() string {
+	var b strings.Builder
+	for i := len(e.path) - 1; i >= 0; i-- {
+		b.WriteByte('/')
+		b.WriteString(escapePointer(e.path[i : i+1])[0])
+	}
+	if b.Len() == 0 {
+		b.WriteByte('/')
+	}
+	b.WriteString(": ")
+	b.WriteString(e.err.Error())
+	return b.String()
+}
+
+// inMember adds the member name (or array index) an error occurred in to
+// a numberError on its way up; other errors (syntax) pass unchanged.
+func inMember(err error, name string) error {
+	if ne, ok := err.(*numberError); ok {
+		ne.path = append(ne.path, name)
+	}
+	return err
 }

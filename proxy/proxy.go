@@ -305,6 +305,9 @@ func (e *Endpoint) decodeArgs(args json.RawMessage) (map[string]any, *mcp.CallTo
 	} else {
 		var err error
 		v, err = e.proxy.values.decode(trimmed)
+		if ne := (*numberError)(nil); errors.As(err, &ne) {
+			return nil, mcp.ToolError("Invalid arguments: " + ne.Error())
+		}
 		if err != nil {
 			return nil, mcp.ToolError("Invalid arguments: not valid JSON: " + err.Error())
 		}
@@ -323,13 +326,21 @@ func (e *Endpoint) decodeArgs(args json.RawMessage) (map[string]any, *mcp.CallTo
 			return nil, mcp.ToolError("Invalid arguments: " + validationMessage(err))
 		}
 	}
+	if e.formats != nil {
+		var bad argErrors
+		e.formats.check(m, nil, &bad)
+		if len(bad) > 0 {
+			return nil, bad.result()
+		}
+	}
 	return m, nil
 }
 
 // validate runs jsonschema, turning a panic into an error: jsonschema v6
 // dereferences a nil big.Rat when a number it cannot parse (such as
 // 1e10000000) meets a numeric keyword, and client input must never crash
-// a worker.
+// a worker. (decodeValue already refuses such numbers; this is defence in
+// depth.)
 func validate(sch *jsonschema.Schema, v any) (err error) {
 	defer func() {
 		if r := recover(); r != nil {

@@ -398,7 +398,9 @@ func (e *Endpoint) checkOutput(res *mcp.CallToolResult, truncated bool, limit in
 		msg = fmt.Sprintf("The upstream's JSON answer exceeds the %d-byte response limit, so it was cut and cannot be checked against the tool's documented output schema.", limit)
 	} else if !ok {
 		msg = "The upstream's answer is not JSON, so it cannot match the tool's documented output schema."
-	} else if v, err := e.proxy.values.decode(raw); err != nil {
+	} else if v, err := e.proxy.values.decode(raw); errors.As(err, new(*numberError)) {
+		msg = "The upstream's answer cannot be checked against the tool's documented output schema: " + err.Error()
+	} else if err != nil {
 		msg = "The upstream's answer is not valid JSON."
 	} else if err := validate(sch, v); err != nil {
 		msg = "The upstream's answer does not match the tool's documented output schema: " + validationMessage(err)

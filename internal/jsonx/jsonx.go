@@ -1,6 +1,9 @@
 // Package jsonx reads JSON in one pass, without reflection, straight from a
 // byte slice: a thin layer over go-json-experiment's jsontext shared by the
-// MCP codec, the proxy's argument decoder and the load harness.
+// MCP codec, the proxy's argument decoder and the load harness. It also
+// owns the one canonical form of a JSON number ([Number], number.go), which
+// the MRTR arguments hash and the proxy's forwarding share, and the limits
+// beyond which a number literal is refused.
 //
 // Invariants: a Reader never copies its input, so every value it returns
 // aliases the slice it was reset to and stays valid as long as that slice
