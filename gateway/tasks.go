@@ -11,6 +11,23 @@ import (
 	"github.com/mcpgate/mcpgate/proxy"
 )
 
+// TaskOptions are the settings of the gateway's task path that Config does
+// not carry yet; pass them to New with WithTaskOptions. Zero values take
+// the defaults noted.
+type TaskOptions struct {
+	// ShutdownGrace is how long a stopping gateway (SIGINT, SIGTERM, the
+	// end of stdin) lets running tasks finish before it stops them and
+	// releases their leases for the next process or another replica
+	// (default 30 s; negative: none).
+	ShutdownGrace time.Duration
+}
+
+// An Option changes how New builds a gateway.
+type Option func(*Gateway)
+
+// WithTaskOptions sets the task path's options.
+func WithTaskOptions(o TaskOptions) Option { return func(g *Gateway) { g.taskOpts = o } }
+
 // Polling bounds for an upstream long-running operation.
 const (
 	minPoll     = 500 * time.Millisecond
