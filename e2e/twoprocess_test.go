@@ -284,3 +284,51 @@ func TestStartWithMoreOrphansThanTheQueue(t *testing.T) {
 	waitLog(t, g, fmt.Sprintf(`msg="tasks: recovered at start" requeued=%d`, n), 10*time.Second)
 	g.sigterm() // the cleanup checks the clean exit
 }
+
+// TestShutdownLetsTasksFinish: SIGTERM while a createReport task polls its
+// report. The gateway stops serving but keeps the task running (renewing
+// its lease: a second process started meanwhile on the same store leaves it
+// alone) until the report is done, records the result, and exits 0.
+func TestShutdownLetsTasksFinish(t *testing.T) {
+	up := newReportUpstream(t)
+	db := filepath.Join(t.TempDir(), "mcpgate.db")
+	args := []string{"--spec", writeDoc(t, reportsSpec), "--upstream", up.URL, "--store", "sqlite:" + db, "--task-lease", "2s"}
+	env := clusterEnv(t)
+	a := startGateway(t, env, args...)
+	id := startTask(t, a.URL, "createReport", map[string]any{"kind": "inventory"})
+	select {
+	case <-up.firstPoll(1):
+	case <-time.After(20 * time.Second):
+		t.Fatalf("the task never polled its report\n%s", a.Log.String())
+	}
+	a.sigterm()
+	waitLog(t, a, "tasks: stopping; letting running tasks finish", 10*time.Second)
+
+	b := startGateway(t, env, args...)
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
+		select {
+		case <-a.exited:
+			t.Fatalf("the gateway exited with a task running (%v):\n%s", a.waitErr, a.Log.String())
+		default:
+		}
+		if res, e := rpc(t, b.URL, "tasks/get", id, map[string]any{"taskId": id}); e != nil || res["status"] != "working" {
+			t.Fatalf("during the shutdown the task is %v (%v):\n%s", res, e, b.Log.String())
+		}
+	}
+	up.finishAll()
+	select {
+	case <-a.exited:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("the gateway did not exit once its task finished:\n%s", a.Log.String())
+	}
+	if a.waitErr != nil {
+		t.Fatalf("exit after SIGTERM: %v\n%s", a.waitErr, a.Log.String())
+	}
+	res := awaitTask(t, b.URL, id, 5*time.Second)
+	if res["status"] != "completed" || !strings.Contains(fmt.Sprint(res["result"]), "rows:101") {
+		t.Fatalf("the task finished during the shutdown ended %v: %v", res["status"], res)
+	}
+	if n := up.postsOf("inventory"); n != 1 {
+		t.Fatalf("the report was started %d times", n)
+	}
+}

@@ -44,6 +44,9 @@ type Config struct {
 	StateKeys       string        `yaml:"state_keys" name:"state-keys" placeholder:"KID:BASE64,..." help:"Key ring that seals requestState, kid:BASE64KEY,... newest first; share it between replicas. Without it a random key is made and paused requests die with the process."`
 	TaskConcurrency int           `yaml:"task_concurrency" name:"task-concurrency" default:"16" help:"Task handlers running at once in this process."`
 	TaskLease       time.Duration `yaml:"task_lease" name:"task-lease" default:"30s" help:"How long a worker's claim on a task lasts without renewal; another replica takes a task over when it lapses."`
+	// TaskShutdownGrace is how long a stopping gateway lets running tasks
+	// finish before it stops them and releases their leases.
+	TaskShutdownGrace time.Duration `yaml:"task_shutdown_grace" name:"task-shutdown-grace" default:"30s" help:"On SIGINT or SIGTERM (or the end of stdin), how long running tasks may finish before they are stopped and their leases released, so that another replica or the next start resumes them (a negative value: stop them at once)."`
 
 	UpstreamTimeout  time.Duration `yaml:"upstream_timeout" name:"upstream-timeout" default:"30s" help:"Bound on one upstream call, redirects and body included."`
 	MaxResponseBytes int64         `yaml:"max_response_bytes" name:"max-response-bytes" default:"1048576" help:"Cap on an upstream response body, in bytes."`

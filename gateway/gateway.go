@@ -196,7 +196,7 @@ func (g *Gateway) openStore(ctx context.Context) error {
 	g.backend = b
 	g.logger.Info("store opened", "store", b.Location, "shared", b.Shared)
 	rc := tasks.RunnerConfig{Manager: b.Tasks, Publisher: b.Publisher, Logger: g.logger,
-		Concurrency: g.cfg.TaskConcurrency, Lease: g.cfg.TaskLease}
+		Concurrency: g.cfg.TaskConcurrency, Lease: g.cfg.TaskLease, ShutdownGrace: g.cfg.TaskShutdownGrace}
 	if rc.Concurrency <= 0 {
 		rc.Concurrency = 16
 	}
@@ -321,8 +321,11 @@ func (g *Gateway) Handler() http.Handler {
 }
 
 // Serve serves HTTP on ln until ctx ends, with the task workers running.
+// When ctx ends, the HTTP server and the task workers shut down side by
+// side: requests in flight finish, running tasks get their grace period
+// (task_shutdown_grace), and Serve returns when both are done.
 func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
-	stop := g.startRunner()
+	stop := g.startRunner(ctx)
 	defer stop()
 	g.logListening(ln.Addr())
 	err := mcp.RunHTTP(ctx, ln, g.Handler(), g.server, 10*time.Second)
@@ -351,7 +354,7 @@ func (g *Gateway) logListening(addr net.Addr) {
 // ServeStdio serves MCP over in/out until in ends. In passthrough mode the
 // credential forwarded upstream is MCPGATE_BEARER_TOKEN.
 func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
-	stop := g.startRunner()
+	stop := g.startRunner(ctx)
 	defer stop()
 	if tok := os.Getenv(EnvPrefix + "BEARER_TOKEN"); tok != "" {
 		ctx = mcp.WithPrincipal(ctx, g.callers.principal(tok))
@@ -360,12 +363,13 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 	return mcp.ServeStdio(ctx, g.server, in, out, nil)
 }
 
-// startRunner runs the task workers until the returned stop is called. The
-// runner takes over the tasks whose worker stopped renewing its lease (a
-// crashed predecessor's, another replica's) by itself, after its workers
-// started.
-func (g *Gateway) startRunner() (stop func()) {
-	ctx, cancel := context.WithCancel(context.Background())
+// startRunner runs the task workers until ctx ends or the returned stop is
+// called; stop then waits for the runner's shutdown (running tasks finish
+// or are released). The runner takes over the tasks whose worker stopped
+// renewing its lease (a crashed predecessor's, another replica's) by
+// itself, after its workers started.
+func (g *Gateway) startRunner(ctx context.Context) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx) // ends with the transport's ctx: both shut down at once
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

@@ -182,7 +182,7 @@ func TestReportTask(t *testing.T) {
 	c := mcp.NewClient(g.Server())
 	c.Principal = g.callers.principal("demo-token")
 	c.Capabilities.Extensions = map[string]json.RawMessage{mcp.ExtensionTasks: json.RawMessage("{}")}
-	stop := g.startRunner()
+	stop := g.startRunner(ctx)
 	defer stop()
 	resp, err := c.Do(ctx, "tools/call", map[string]any{"name": "createReport", "arguments": map[string]any{"kind": "inventory"}})
 	if err != nil || resp.Error != nil {

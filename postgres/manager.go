@@ -1,27 +1,22 @@
 package postgres
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
-	"github.com/jackc/pgx/v5"
-
+	"github.com/mcpgate/mcpgate/internal/taskrow"
 	"github.com/mcpgate/mcpgate/tasks"
 )
 
-const columns = `id, subject, tenant, tool, status, status_message, created_at, updated_at, ttl_ns, expires_at,
-	poll_ns, params, result, error, input_requests, input_responses, cancel_requested, idempotent,
-	lease_owner, lease_token, lease_expires_at, version`
-
 const (
-	qGet     = `SELECT ` + columns + ` FROM tasks WHERE id = $1`
-	qOrphans = `SELECT ` + columns + ` FROM tasks
+	qGet     = `SELECT ` + taskrow.Columns + ` FROM tasks WHERE id = $1`
+	qOrphans = `SELECT ` + taskrow.Columns + ` FROM tasks
 		WHERE status IN ('working','input_required')
 		  AND (lease_owner = '' OR lease_expires_at <= $1)
 		  AND (expires_at IS NULL OR expires_at > $2)
@@ -45,15 +40,18 @@ func (m *Manager) prepareSQL() {
 		}
 		return `SELECT count(*) FROM ` + cte + `, LATERAL pg_notify(` + quoteLiteral(m.channel) + `, ` + cte + `.id)`
 	}
-	m.qInsert = `WITH i AS (INSERT INTO tasks (` + columns + `)
-		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,NULL,NULL,NULL,NULL,false,$13,'',0,0,$14)
+	values := make([]string, taskrow.NumColumns)
+	for i := range values {
+		values[i] = "$" + strconv.Itoa(i+1)
+	}
+	m.qInsert = `WITH i AS (INSERT INTO tasks (` + taskrow.Columns + `) VALUES (` + strings.Join(values, ",") + `)
 		RETURNING id) ` + notify("i")
-	set := `status=$1, status_message=$2, updated_at=$3, result=$4, error=$5, input_requests=$6,
-		input_responses=$7, cancel_requested=$8, lease_owner=$9, lease_token=$10, lease_expires_at=$11, version=$12`
+	set := taskrow.Mutable(func(i int) string { return "$" + strconv.Itoa(i) })
+	key := fmt.Sprintf("WHERE id = $%d AND version = $%d", taskrow.NumMutable()+1, taskrow.NumMutable()+2)
 	m.qUpdateVisible = `WITH u AS (UPDATE tasks SET ` + set + `, changed_at = clock_timestamp()
-		WHERE id = $13 AND version = $14 RETURNING id) ` + notify("u")
+		` + key + ` RETURNING id) ` + notify("u")
 	m.qUpdateQuiet = `WITH u AS (UPDATE tasks SET ` + set + `
-		WHERE id = $13 AND version = $14 RETURNING id) SELECT count(*) FROM u`
+		` + key + ` RETURNING id) SELECT count(*) FROM u`
 }
 
 // quoteLiteral quotes s as an SQL string literal.
@@ -76,87 +74,6 @@ func storable(ss ...string) bool {
 	return true
 }
 
-func nanos(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
-}
-
-func fromNanos(n int64) time.Time {
-	if n == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, n).UTC()
-}
-
-// encodeMap stores a key → raw JSON map as one JSON object (nil when empty).
-func encodeMap(m map[string]json.RawMessage) ([]byte, error) {
-	if len(m) == 0 {
-		return nil, nil
-	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(m); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(b.Bytes(), "\n"), nil
-}
-
-func decodeMap(b []byte) (map[string]json.RawMessage, error) {
-	if len(b) == 0 {
-		return nil, nil
-	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, err
-	}
-	return m, nil
-}
-
-// raw converts a payload to a bytea argument: nil stays NULL.
-func raw(r json.RawMessage) []byte {
-	if r == nil {
-		return nil
-	}
-	return []byte(r)
-}
-
-func rawOrNil(b []byte) json.RawMessage {
-	if b == nil {
-		return nil
-	}
-	return json.RawMessage(b)
-}
-
-func scanTask(row pgx.Row) (tasks.Task, error) {
-	var (
-		t                                   tasks.Task
-		status                              string
-		created, updated, ttl, poll, leaseX int64
-		expires                             *int64
-		params, result, rpcErr, reqs, resps []byte
-	)
-	err := row.Scan(&t.ID, &t.Owner.Subject, &t.Owner.Tenant, &t.ToolName, &status, &t.StatusMessage,
-		&created, &updated, &ttl, &expires, &poll, &params, &result, &rpcErr, &reqs, &resps,
-		&t.CancelRequested, &t.Idempotent, &t.LeaseOwner, &t.LeaseToken, &leaseX, &t.Version)
-	if err != nil {
-		return tasks.Task{}, err
-	}
-	t.Status = tasks.Status(status)
-	t.CreatedAt, t.LastUpdatedAt, t.LeaseExpiresAt = fromNanos(created), fromNanos(updated), fromNanos(leaseX)
-	t.TTL, t.PollInterval = time.Duration(ttl), time.Duration(poll)
-	t.Params, t.Result, t.Error = rawOrNil(params), rawOrNil(result), rawOrNil(rpcErr)
-	if t.InputRequests, err = decodeMap(reqs); err != nil {
-		return tasks.Task{}, fmt.Errorf("task %s input requests: %w", t.ID, err)
-	}
-	if t.InputResponses, err = decodeMap(resps); err != nil {
-		return tasks.Task{}, fmt.Errorf("task %s input responses: %w", t.ID, err)
-	}
-	return t, nil
-}
-
 // Create implements [tasks.Store]: the task is committed before it returns.
 func (m *Manager) Create(ctx context.Context, nt tasks.NewTask) (tasks.Task, error) {
 	t, err := nt.Build(tasks.NewID(), m.opts.Clock())
@@ -166,16 +83,12 @@ func (m *Manager) Create(ctx context.Context, nt tasks.NewTask) (tasks.Task, err
 	if !storable(t.Owner.Subject, t.Owner.Tenant, t.ToolName, t.StatusMessage) {
 		return tasks.Task{}, fmt.Errorf("create task: %w: text must be valid UTF-8 without NUL", tasks.ErrInvalid)
 	}
-	var expires *int64
-	if e := t.ExpiresAt(); !e.IsZero() {
-		n := e.UnixNano()
-		expires = &n
+	args, err := taskrow.Values(&t)
+	if err != nil {
+		return tasks.Task{}, fmt.Errorf("postgres: create task: %w", err)
 	}
 	var n int64
-	err = m.pool.QueryRow(ctx, m.qInsert, t.ID, t.Owner.Subject, t.Owner.Tenant, t.ToolName, string(t.Status),
-		t.StatusMessage, nanos(t.CreatedAt), nanos(t.LastUpdatedAt), int64(t.TTL), expires, int64(t.PollInterval),
-		raw(t.Params), t.Idempotent, t.Version).Scan(&n)
-	if err != nil {
+	if err := m.pool.QueryRow(ctx, m.qInsert, args...).Scan(&n); err != nil {
 		return tasks.Task{}, fmt.Errorf("postgres: create task: %w", err)
 	}
 	if n != 1 {
@@ -187,7 +100,7 @@ func (m *Manager) Create(ctx context.Context, nt tasks.NewTask) (tasks.Task, err
 
 // read loads one task; (zero, false, nil) when there is no such row.
 func (m *Manager) read(ctx context.Context, id string) (tasks.Task, bool, error) {
-	t, err := scanTask(m.pool.QueryRow(ctx, qGet, id))
+	t, err := taskrow.Scan(m.pool.QueryRow(ctx, qGet, id))
 	if isNoRows(err) {
 		return tasks.Task{}, false, nil
 	}
@@ -249,23 +162,16 @@ func (m *Manager) mutate(ctx context.Context, id string, owner *tasks.Principal,
 		if !storable(t.StatusMessage, t.LeaseOwner) {
 			return tasks.Task{}, fmt.Errorf("%w: text must be valid UTF-8 without NUL", tasks.ErrInvalid)
 		}
-		reqs, err := encodeMap(t.InputRequests)
+		args, err := taskrow.MutableValues(&t)
 		if err != nil {
-			return tasks.Task{}, fmt.Errorf("postgres: encode input requests: %w", err)
-		}
-		resps, err := encodeMap(t.InputResponses)
-		if err != nil {
-			return tasks.Task{}, fmt.Errorf("postgres: encode input responses: %w", err)
+			return tasks.Task{}, fmt.Errorf("postgres: %w", err)
 		}
 		q := m.qUpdateQuiet
 		if visible {
 			q = m.qUpdateVisible
 		}
 		var n int64
-		err = m.pool.QueryRow(ctx, q, string(t.Status), t.StatusMessage, nanos(t.LastUpdatedAt),
-			raw(t.Result), raw(t.Error), reqs, resps, t.CancelRequested,
-			t.LeaseOwner, t.LeaseToken, nanos(t.LeaseExpiresAt), t.Version, t.ID, prev).Scan(&n)
-		if err != nil {
+		if err := m.pool.QueryRow(ctx, q, append(args, t.ID, prev)...).Scan(&n); err != nil {
 			return tasks.Task{}, fmt.Errorf("postgres: update task: %w", err)
 		}
 		if n == 1 {
@@ -364,6 +270,14 @@ func (m *Manager) Release(ctx context.Context, l tasks.Lease) error {
 	return err
 }
 
+// Checkpoint implements [tasks.WorkerStore].
+func (m *Manager) Checkpoint(ctx context.Context, l tasks.Lease, stage tasks.Stage, data json.RawMessage) error {
+	_, err := m.mutate(ctx, l.TaskID, nil, func(t *tasks.Task, now time.Time) (bool, error) {
+		return false, t.SetCheckpoint(l, stage, data, now)
+	})
+	return err
+}
+
 // Orphans implements [tasks.WorkerStore]. It is a plain read: acting on an
 // orphan takes a fenced Claim, which exactly one of the replicas that listed
 // it wins.
@@ -378,38 +292,24 @@ func (m *Manager) Orphans(ctx context.Context, asOf time.Time, limit int) ([]tas
 		return nil, fmt.Errorf("postgres: list orphans: %w", err)
 	}
 	defer rows.Close()
-	var out []tasks.Task
-	for rows.Next() {
-		t, err := scanTask(rows)
-		if err != nil {
-			return nil, fmt.Errorf("postgres: list orphans: %w", err)
-		}
-		out = append(out, t)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := taskrow.Collect(rows)
+	if err != nil {
 		return nil, fmt.Errorf("postgres: list orphans: %w", err)
 	}
 	return out, nil
 }
 
-// sweepBatch bounds one DELETE so a large sweep holds few row locks at once.
-const sweepBatch = 500
-
 // Sweep implements [tasks.WorkerStore]. Replicas may sweep at the same
 // time: each expired task is deleted, and counted, by exactly one of them.
 func (m *Manager) Sweep(ctx context.Context, now time.Time) (int, error) {
-	total := 0
-	for {
-		tag, err := m.pool.Exec(ctx, qSweep, now.UnixNano(), sweepBatch)
-		if err != nil {
-			return total, fmt.Errorf("postgres: sweep: %w", err)
-		}
-		n := int(tag.RowsAffected())
-		total += n
-		if n < sweepBatch {
-			return total, nil
-		}
+	n, err := taskrow.Sweep(ctx, func(ctx context.Context, batch int) (int64, error) {
+		tag, err := m.pool.Exec(ctx, qSweep, now.UnixNano(), batch)
+		return tag.RowsAffected(), err
+	})
+	if err != nil {
+		return n, fmt.Errorf("postgres: sweep: %w", err)
 	}
+	return n, nil
 }
 
 // Transition is one recorded status change.
@@ -438,7 +338,7 @@ func (m *Manager) Transitions(ctx context.Context, id string) ([]Transition, err
 		if err := rows.Scan(&tr.TaskID, &from, &to, &tr.Version, &at); err != nil {
 			return nil, fmt.Errorf("postgres: transitions: %w", err)
 		}
-		tr.From, tr.To, tr.At = tasks.Status(from), tasks.Status(to), fromNanos(at)
+		tr.From, tr.To, tr.At = tasks.Status(from), tasks.Status(to), taskrow.FromNanos(at)
 		out = append(out, tr)
 	}
 	if err := rows.Err(); err != nil {

@@ -254,6 +254,11 @@ CREATE TABLE mrtr_replay (
 );
 CREATE INDEX mrtr_replay_expiry ON mrtr_replay (expires_at);
 `},
+		{"task_stage_and_secret", `
+ALTER TABLE tasks ADD COLUMN stage text NOT NULL DEFAULT '';
+ALTER TABLE tasks ADD COLUMN checkpoint bytea;
+ALTER TABLE tasks ADD COLUMN secret bytea;
+`},
 	}
 }
 

@@ -34,16 +34,17 @@
 package sqlite
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/taskrow"
 	"github.com/mcpgate/mcpgate/tasks"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -90,57 +91,63 @@ const maxBatch = 256
 
 var _ tasks.Manager = (*Manager)(nil)
 
-const schemaVersion = 1
-
-var schema = []string{
-	`CREATE TABLE tasks (
-		id               TEXT PRIMARY KEY,
-		subject          TEXT NOT NULL,
-		tenant           TEXT NOT NULL,
-		tool             TEXT NOT NULL,
-		status           TEXT NOT NULL CHECK (status IN ('working','input_required','completed','failed','cancelled')),
-		status_message   TEXT NOT NULL,
-		created_at       INTEGER NOT NULL,
-		updated_at       INTEGER NOT NULL,
-		ttl_ns           INTEGER NOT NULL,
-		expires_at       INTEGER,
-		poll_ns          INTEGER NOT NULL,
-		params           BLOB,
-		result           BLOB,
-		error            BLOB,
-		input_requests   BLOB,
-		input_responses  BLOB,
-		cancel_requested INTEGER NOT NULL,
-		idempotent       INTEGER NOT NULL,
-		lease_owner      TEXT NOT NULL,
-		lease_token      INTEGER NOT NULL,
-		lease_expires_at INTEGER NOT NULL,
-		version          INTEGER NOT NULL
-	)`,
-	`CREATE INDEX tasks_expiry ON tasks (expires_at) WHERE expires_at IS NOT NULL`,
-	`CREATE INDEX tasks_active ON tasks (created_at, id) WHERE status IN ('working','input_required')`,
-	`CREATE TABLE task_transitions (
-		seq       INTEGER PRIMARY KEY,
-		task_id   TEXT NOT NULL,
-		from_status TEXT NOT NULL,
-		to_status TEXT NOT NULL,
-		at        INTEGER NOT NULL
-	)`,
-	`CREATE INDEX task_transitions_task ON task_transitions (task_id)`,
-	`CREATE TRIGGER tasks_terminal_final BEFORE UPDATE ON tasks
-		WHEN OLD.status IN ('completed','failed','cancelled')
-		BEGIN SELECT RAISE(ABORT, 'illegal task transition: terminal task'); END`,
-	`CREATE TRIGGER tasks_audit AFTER UPDATE OF status ON tasks
-		WHEN NEW.status <> OLD.status
-		BEGIN INSERT INTO task_transitions (task_id, from_status, to_status, at)
-		      VALUES (NEW.id, OLD.status, NEW.status, NEW.updated_at); END`,
-	`CREATE TRIGGER tasks_audit_gc AFTER DELETE ON tasks
-		BEGIN DELETE FROM task_transitions WHERE task_id = OLD.id; END`,
+// migrations is the schema history, oldest first: migrations[v-1] brings a
+// database from version v-1 to v. Never edit a released migration: append.
+var migrations = [][]string{
+	{ // 1: tasks and their audit trail
+		`CREATE TABLE tasks (
+			id               TEXT PRIMARY KEY,
+			subject          TEXT NOT NULL,
+			tenant           TEXT NOT NULL,
+			tool             TEXT NOT NULL,
+			status           TEXT NOT NULL CHECK (status IN ('working','input_required','completed','failed','cancelled')),
+			status_message   TEXT NOT NULL,
+			created_at       INTEGER NOT NULL,
+			updated_at       INTEGER NOT NULL,
+			ttl_ns           INTEGER NOT NULL,
+			expires_at       INTEGER,
+			poll_ns          INTEGER NOT NULL,
+			params           BLOB,
+			result           BLOB,
+			error            BLOB,
+			input_requests   BLOB,
+			input_responses  BLOB,
+			cancel_requested INTEGER NOT NULL,
+			idempotent       INTEGER NOT NULL,
+			lease_owner      TEXT NOT NULL,
+			lease_token      INTEGER NOT NULL,
+			lease_expires_at INTEGER NOT NULL,
+			version          INTEGER NOT NULL
+		)`,
+		`CREATE INDEX tasks_expiry ON tasks (expires_at) WHERE expires_at IS NOT NULL`,
+		`CREATE INDEX tasks_active ON tasks (created_at, id) WHERE status IN ('working','input_required')`,
+		`CREATE TABLE task_transitions (
+			seq       INTEGER PRIMARY KEY,
+			task_id   TEXT NOT NULL,
+			from_status TEXT NOT NULL,
+			to_status TEXT NOT NULL,
+			at        INTEGER NOT NULL
+		)`,
+		`CREATE INDEX task_transitions_task ON task_transitions (task_id)`,
+		`CREATE TRIGGER tasks_terminal_final BEFORE UPDATE ON tasks
+			WHEN OLD.status IN ('completed','failed','cancelled')
+			BEGIN SELECT RAISE(ABORT, 'illegal task transition: terminal task'); END`,
+		`CREATE TRIGGER tasks_audit AFTER UPDATE OF status ON tasks
+			WHEN NEW.status <> OLD.status
+			BEGIN INSERT INTO task_transitions (task_id, from_status, to_status, at)
+			      VALUES (NEW.id, OLD.status, NEW.status, NEW.updated_at); END`,
+		`CREATE TRIGGER tasks_audit_gc AFTER DELETE ON tasks
+			BEGIN DELETE FROM task_transitions WHERE task_id = OLD.id; END`,
+	},
+	{ // 2: where a task's handler stands, and its sealed secret
+		`ALTER TABLE tasks ADD COLUMN stage TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE tasks ADD COLUMN checkpoint BLOB`,
+		`ALTER TABLE tasks ADD COLUMN secret BLOB`,
+	},
 }
 
-const columns = `id, subject, tenant, tool, status, status_message, created_at, updated_at, ttl_ns, expires_at,
-	poll_ns, params, result, error, input_requests, input_responses, cancel_requested, idempotent,
-	lease_owner, lease_token, lease_expires_at, version`
+// SchemaVersion is the schema version this build migrates to.
+func SchemaVersion() int { return len(migrations) }
 
 // Open opens (creating if needed) the database at path and prepares it.
 func Open(ctx context.Context, path string, opts Options) (*Manager, error) {
@@ -191,13 +198,11 @@ func Open(ctx context.Context, path string, opts Options) (*Manager, error) {
 		dst **sql.Stmt
 		q   string
 	}{
-		{m.r, &m.get, `SELECT ` + columns + ` FROM tasks WHERE id = ?`},
-		{m.w, &m.sel, `SELECT ` + columns + ` FROM tasks WHERE id = ?`},
-		{m.w, &m.insert, `INSERT INTO tasks (` + columns + `) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`},
-		{m.w, &m.update, `UPDATE tasks SET status=?, status_message=?, updated_at=?, result=?, error=?,
-			input_requests=?, input_responses=?, cancel_requested=?, lease_owner=?, lease_token=?,
-			lease_expires_at=?, version=? WHERE id=? AND version=?`},
-		{m.r, &m.orphans, `SELECT ` + columns + ` FROM tasks
+		{m.r, &m.get, `SELECT ` + taskrow.Columns + ` FROM tasks WHERE id = ?`},
+		{m.w, &m.sel, `SELECT ` + taskrow.Columns + ` FROM tasks WHERE id = ?`},
+		{m.w, &m.insert, `INSERT INTO tasks (` + taskrow.Columns + `) VALUES (?` + strings.Repeat(",?", taskrow.NumColumns-1) + `)`},
+		{m.w, &m.update, `UPDATE tasks SET ` + taskrow.Mutable(func(int) string { return "?" }) + ` WHERE id=? AND version=?`},
+		{m.r, &m.orphans, `SELECT ` + taskrow.Columns + ` FROM tasks
 			WHERE status IN ('working','input_required')
 			  AND (lease_owner = '' OR lease_expires_at <= ?)
 			  AND (expires_at IS NULL OR expires_at > ?)
@@ -271,7 +276,10 @@ func (m *Manager) commitBatch(batch []*pendingCreate) {
 	}
 }
 
-// migrate creates the schema on a new database and checks its version.
+// migrate brings the schema to the current version in one write
+// transaction (BEGIN IMMEDIATE: processes opening the file at once take
+// turns, and each migration is applied once). A database migrated by a
+// newer build is refused.
 func (m *Manager) migrate(ctx context.Context) error {
 	tx, err := m.w.BeginTx(ctx, nil)
 	if err != nil {
@@ -284,18 +292,23 @@ func (m *Manager) migrate(ctx context.Context) error {
 	var v int
 	switch err := tx.QueryRowContext(ctx, `SELECT version FROM schema_version`).Scan(&v); {
 	case errors.Is(err, sql.ErrNoRows):
-		for _, s := range schema {
-			if _, err := tx.ExecContext(ctx, s); err != nil {
-				return fmt.Errorf("sqlite: create schema: %w", err)
-			}
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_version (version) VALUES (?)`, schemaVersion); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_version (version) VALUES (0)`); err != nil {
 			return fmt.Errorf("sqlite: create schema: %w", err)
 		}
 	case err != nil:
 		return fmt.Errorf("sqlite: read schema version: %w", err)
-	case v != schemaVersion:
-		return fmt.Errorf("sqlite: database schema version %d, this build knows %d", v, schemaVersion)
+	case v > len(migrations):
+		return fmt.Errorf("sqlite: database schema version %d is newer than this build's %d", v, len(migrations))
+	}
+	for ; v < len(migrations); v++ {
+		for _, stmt := range migrations[v] {
+			if _, err := tx.ExecContext(ctx, stmt); err != nil {
+				return fmt.Errorf("sqlite: migration %d: %w", v+1, err)
+			}
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE schema_version SET version = ?`, v); err != nil {
+		return fmt.Errorf("sqlite: migrate: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("sqlite: migrate: %w", err)
@@ -323,106 +336,15 @@ func (m *Manager) Close() error {
 // DB returns the write handle, for inspection in tests and tools.
 func (m *Manager) DB() *sql.DB { return m.w }
 
-func nanos(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
-}
-
-func fromNanos(n int64) time.Time {
-	if n == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, n).UTC()
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-// encodeMap stores a key → raw JSON map as one JSON object (nil when empty).
-func encodeMap(m map[string]json.RawMessage) ([]byte, error) {
-	if len(m) == 0 {
-		return nil, nil
-	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(m); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(b.Bytes(), "\n"), nil
-}
-
-func decodeMap(b []byte) (map[string]json.RawMessage, error) {
-	if len(b) == 0 {
-		return nil, nil
-	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, err
-	}
-	return m, nil
-}
-
-func rawOrNil(b []byte) json.RawMessage {
-	if b == nil {
-		return nil
-	}
-	return json.RawMessage(b)
-}
-
-type scanner interface{ Scan(dst ...any) error }
-
-func scanTask(s scanner) (tasks.Task, error) {
-	var (
-		t                                   tasks.Task
-		status                              string
-		created, updated, ttl, poll, leaseX int64
-		expires                             sql.NullInt64
-		params, result, rpcErr, reqs, resps []byte
-		cancel, idem                        int
-	)
-	err := s.Scan(&t.ID, &t.Owner.Subject, &t.Owner.Tenant, &t.ToolName, &status, &t.StatusMessage,
-		&created, &updated, &ttl, &expires, &poll, &params, &result, &rpcErr, &reqs, &resps,
-		&cancel, &idem, &t.LeaseOwner, &t.LeaseToken, &leaseX, &t.Version)
-	if err != nil {
-		return tasks.Task{}, err
-	}
-	t.Status = tasks.Status(status)
-	t.CreatedAt, t.LastUpdatedAt, t.LeaseExpiresAt = fromNanos(created), fromNanos(updated), fromNanos(leaseX)
-	t.TTL, t.PollInterval = time.Duration(ttl), time.Duration(poll)
-	t.Params, t.Result, t.Error = rawOrNil(params), rawOrNil(result), rawOrNil(rpcErr)
-	t.CancelRequested, t.Idempotent = cancel != 0, idem != 0
-	if t.InputRequests, err = decodeMap(reqs); err != nil {
-		return tasks.Task{}, fmt.Errorf("sqlite: task %s input requests: %w", t.ID, err)
-	}
-	if t.InputResponses, err = decodeMap(resps); err != nil {
-		return tasks.Task{}, fmt.Errorf("sqlite: task %s input responses: %w", t.ID, err)
-	}
-	return t, nil
-}
-
-func nullableBytes(r json.RawMessage) any {
-	if r == nil {
-		return nil
-	}
-	return []byte(r)
-}
-
 // Create implements [tasks.Store]: the task is committed before it returns.
 func (m *Manager) Create(ctx context.Context, nt tasks.NewTask) (tasks.Task, error) {
 	t, err := nt.Build(tasks.NewID(), m.opts.Clock())
 	if err != nil {
 		return tasks.Task{}, fmt.Errorf("create task: %w", err)
 	}
-	var expires any
-	if e := t.ExpiresAt(); !e.IsZero() {
-		expires = e.UnixNano()
+	args, err := taskrow.Values(&t)
+	if err != nil {
+		return tasks.Task{}, fmt.Errorf("sqlite: create task: %w", err)
 	}
 	if err := ctx.Err(); err != nil {
 		return tasks.Task{}, fmt.Errorf("sqlite: create task: %w", err)
@@ -430,10 +352,7 @@ func (m *Manager) Create(ctx context.Context, nt tasks.NewTask) (tasks.Task, err
 	// Once queued, the row is waited for even if ctx ends: it may be
 	// committing, and the caller must not be told "no task" about a task
 	// that exists.
-	err = m.groupInsert([]any{t.ID, t.Owner.Subject, t.Owner.Tenant, t.ToolName, string(t.Status), t.StatusMessage,
-		nanos(t.CreatedAt), nanos(t.LastUpdatedAt), int64(t.TTL), expires, int64(t.PollInterval),
-		nullableBytes(t.Params), nil, nil, nil, nil, 0, boolInt(t.Idempotent), "", int64(0), int64(0), t.Version})
-	if err != nil {
+	if err := m.groupInsert(args); err != nil {
 		return tasks.Task{}, fmt.Errorf("sqlite: create task: %w", err)
 	}
 	m.opts.Notify(ctx, t.ID)
@@ -442,7 +361,7 @@ func (m *Manager) Create(ctx context.Context, nt tasks.NewTask) (tasks.Task, err
 
 // Get implements [tasks.Store].
 func (m *Manager) Get(ctx context.Context, p tasks.Principal, id string) (tasks.Task, error) {
-	t, err := scanTask(m.get.QueryRowContext(ctx, id))
+	t, err := taskrow.Scan(m.get.QueryRowContext(ctx, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return tasks.Task{}, tasks.ErrNotFound
 	}
@@ -467,7 +386,7 @@ func (m *Manager) mutate(ctx context.Context, id string, owner *tasks.Principal,
 	}
 	defer tx.Rollback()
 	now := m.opts.Clock()
-	t, err := scanTask(tx.StmtContext(ctx, m.sel).QueryRowContext(ctx, id))
+	t, err := taskrow.Scan(tx.StmtContext(ctx, m.sel).QueryRowContext(ctx, id))
 	if errors.Is(err, sql.ErrNoRows) || err == nil && (t.Expired(now) || owner != nil && t.Owner != *owner) {
 		return tasks.Task{}, tasks.ErrNotFound
 	}
@@ -482,17 +401,11 @@ func (m *Manager) mutate(ctx context.Context, id string, owner *tasks.Principal,
 	if !store || t.Version == prev {
 		return t, nil
 	}
-	reqs, err := encodeMap(t.InputRequests)
+	args, err := taskrow.MutableValues(&t)
 	if err != nil {
-		return tasks.Task{}, fmt.Errorf("sqlite: encode input requests: %w", err)
+		return tasks.Task{}, fmt.Errorf("sqlite: %w", err)
 	}
-	resps, err := encodeMap(t.InputResponses)
-	if err != nil {
-		return tasks.Task{}, fmt.Errorf("sqlite: encode input responses: %w", err)
-	}
-	res, err := tx.StmtContext(ctx, m.update).ExecContext(ctx, string(t.Status), t.StatusMessage, nanos(t.LastUpdatedAt),
-		nullableBytes(t.Result), nullableBytes(t.Error), reqs, resps, boolInt(t.CancelRequested),
-		t.LeaseOwner, t.LeaseToken, nanos(t.LeaseExpiresAt), t.Version, t.ID, prev)
+	res, err := tx.StmtContext(ctx, m.update).ExecContext(ctx, append(args, t.ID, prev)...)
 	if err != nil {
 		return tasks.Task{}, fmt.Errorf("sqlite: update task: %w", err)
 	}
@@ -570,6 +483,14 @@ func (m *Manager) Release(ctx context.Context, l tasks.Lease) error {
 	return err
 }
 
+// Checkpoint implements [tasks.WorkerStore].
+func (m *Manager) Checkpoint(ctx context.Context, l tasks.Lease, stage tasks.Stage, data json.RawMessage) error {
+	_, err := m.mutate(ctx, l.TaskID, nil, func(t *tasks.Task, now time.Time) (bool, bool, error) {
+		return true, false, t.SetCheckpoint(l, stage, data, now)
+	})
+	return err
+}
+
 // Orphans implements [tasks.WorkerStore].
 func (m *Manager) Orphans(ctx context.Context, asOf time.Time, limit int) ([]tasks.Task, error) {
 	if limit <= 0 {
@@ -580,41 +501,27 @@ func (m *Manager) Orphans(ctx context.Context, asOf time.Time, limit int) ([]tas
 		return nil, fmt.Errorf("sqlite: list orphans: %w", err)
 	}
 	defer rows.Close()
-	var out []tasks.Task
-	for rows.Next() {
-		t, err := scanTask(rows)
-		if err != nil {
-			return nil, fmt.Errorf("sqlite: list orphans: %w", err)
-		}
-		out = append(out, t)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := taskrow.Collect(rows)
+	if err != nil {
 		return nil, fmt.Errorf("sqlite: list orphans: %w", err)
 	}
 	return out, nil
 }
 
-// sweepBatch bounds one DELETE so a large sweep does not hold the writer.
-const sweepBatch = 500
-
 // Sweep implements [tasks.WorkerStore].
 func (m *Manager) Sweep(ctx context.Context, now time.Time) (int, error) {
-	total := 0
-	for {
+	n, err := taskrow.Sweep(ctx, func(ctx context.Context, batch int) (int64, error) {
 		res, err := m.w.ExecContext(ctx, `DELETE FROM tasks WHERE id IN
-			(SELECT id FROM tasks WHERE expires_at IS NOT NULL AND expires_at <= ? LIMIT ?)`, now.UnixNano(), sweepBatch)
+			(SELECT id FROM tasks WHERE expires_at IS NOT NULL AND expires_at <= ? LIMIT ?)`, now.UnixNano(), batch)
 		if err != nil {
-			return total, fmt.Errorf("sqlite: sweep: %w", err)
+			return 0, err
 		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return total, fmt.Errorf("sqlite: sweep: %w", err)
-		}
-		total += int(n)
-		if n < sweepBatch {
-			return total, nil
-		}
+		return res.RowsAffected()
+	})
+	if err != nil {
+		return n, fmt.Errorf("sqlite: sweep: %w", err)
 	}
+	return n, nil
 }
 
 // Transition is one recorded status change.
@@ -640,7 +547,7 @@ func (m *Manager) Transitions(ctx context.Context) ([]Transition, error) {
 		if err := rows.Scan(&tr.TaskID, &from, &to, &at); err != nil {
 			return nil, fmt.Errorf("sqlite: transitions: %w", err)
 		}
-		tr.From, tr.To, tr.At = tasks.Status(from), tasks.Status(to), fromNanos(at)
+		tr.From, tr.To, tr.At = tasks.Status(from), tasks.Status(to), taskrow.FromNanos(at)
 		out = append(out, tr)
 	}
 	return out, rows.Err()

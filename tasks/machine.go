@@ -39,8 +39,17 @@ func (nt NewTask) Build(id string, now time.Time) (Task, error) {
 		PollInterval:  nt.PollInterval,
 		Params:        cloneRaw(nt.Params),
 		Idempotent:    nt.Idempotent,
+		Secret:        append([]byte(nil), nt.Secret...),
 		Version:       1,
 	}, nil
+}
+
+// end clears what only a live task needs: outstanding input requests, the
+// lease, the handler's checkpoint and the sealed secret.
+func (t *Task) end() {
+	t.InputRequests = nil
+	t.LeaseOwner, t.LeaseExpiresAt = "", time.Time{}
+	t.Checkpoint, t.Secret = nil, nil
 }
 
 func (t *Task) touch(now time.Time, visible bool) {
@@ -108,8 +117,7 @@ func (t *Task) RequestCancel(now time.Time) bool {
 		t.Status = Cancelled
 		t.StatusMessage = cancelledMessage
 		t.CancelRequested = true
-		t.InputRequests = nil
-		t.LeaseOwner, t.LeaseExpiresAt = "", time.Time{}
+		t.end()
 		t.touch(now, true)
 		return true
 	}
@@ -247,8 +255,8 @@ func (t *Task) AskInput(l Lease, requests map[string]json.RawMessage, msg string
 
 // Finish moves the task to a terminal status through its lease:
 // Completed with payload = the result, Failed with payload = the JSON-RPC
-// error object, Cancelled with no payload. Outstanding input requests and the
-// lease are cleared.
+// error object, Cancelled with no payload. Outstanding input requests, the
+// lease, the checkpoint and the secret are cleared.
 func (t *Task) Finish(l Lease, status Status, payload json.RawMessage, msg string, now time.Time) error {
 	if err := t.CheckLease(l); err != nil {
 		return err
@@ -274,8 +282,25 @@ func (t *Task) Finish(l Lease, status Status, payload json.RawMessage, msg strin
 	case Failed:
 		t.Error = cloneRaw(payload)
 	}
-	t.InputRequests = nil
-	t.LeaseOwner, t.LeaseExpiresAt = "", time.Time{}
+	t.end()
 	t.touch(now, true)
+	return nil
+}
+
+// SetCheckpoint records where the handler stands (see [Stage]) and its
+// opaque progress record (nil clears it). Not visible to clients.
+func (t *Task) SetCheckpoint(l Lease, stage Stage, data json.RawMessage, now time.Time) error {
+	if err := t.CheckLease(l); err != nil {
+		return err
+	}
+	if !stage.Valid() {
+		return fmt.Errorf("%w: stage %q", ErrInvalid, stage)
+	}
+	if data != nil && !json.Valid(data) {
+		return fmt.Errorf("%w: checkpoint is not valid JSON", ErrInvalid)
+	}
+	t.Stage = stage
+	t.Checkpoint = cloneRaw(data)
+	t.touch(now, false)
 	return nil
 }

@@ -44,6 +44,9 @@ type WorkerStore interface {
 	Finish(ctx context.Context, l Lease, status Status, payload json.RawMessage, msg string) error
 	// Release gives a lease up without finishing the task.
 	Release(ctx context.Context, l Lease) error
+	// Checkpoint records the handler's stage and progress record (see
+	// [Task.SetCheckpoint]); not a client-visible change.
+	Checkpoint(ctx context.Context, l Lease, stage Stage, data json.RawMessage) error
 	// Orphans lists up to limit non-terminal tasks whose lease has lapsed at
 	// asOf (never-claimed tasks included), oldest first.
 	Orphans(ctx context.Context, asOf time.Time, limit int) ([]Task, error)

@@ -171,6 +171,14 @@ func (m *Memory) Release(ctx context.Context, l Lease) error {
 	return err
 }
 
+// Checkpoint implements [WorkerStore].
+func (m *Memory) Checkpoint(ctx context.Context, l Lease, stage Stage, data json.RawMessage) error {
+	_, err := m.mutate(ctx, l.TaskID, nil, func(t *Task, now time.Time) (bool, bool, error) {
+		return true, false, t.SetCheckpoint(l, stage, data, now)
+	})
+	return err
+}
+
 // Orphans implements [WorkerStore].
 func (m *Memory) Orphans(_ context.Context, asOf time.Time, limit int) ([]Task, error) {
 	now := m.opts.Clock()

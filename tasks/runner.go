@@ -55,6 +55,9 @@ const (
 	codeInternal   = -32603
 )
 
+// DefaultShutdownGrace is RunnerConfig.ShutdownGrace when zero.
+const DefaultShutdownGrace = 30 * time.Second
+
 // RunnerConfig configures a [Runner]. Zero values take the defaults noted.
 type RunnerConfig struct {
 	Manager Manager
@@ -83,6 +86,12 @@ type RunnerConfig struct {
 	// start, Run recovers in passes until no lapsed task is left.
 	Scan      time.Duration
 	ScanBatch int
+	// ShutdownGrace is how long Run, once its context is done, lets the
+	// running handlers finish before it stops them and releases their
+	// leases (default 30s; negative: no grace). Handlers waiting for input
+	// are stopped at once: their answers are recorded, so a re-run replays
+	// them.
+	ShutdownGrace time.Duration
 	// Logger receives background errors; default slog.Default().
 	Logger *slog.Logger
 }
@@ -96,6 +105,8 @@ type Runner struct {
 	handlers map[string]Handler
 	queue    chan job
 	slots    chan struct{} // one token per running (not waiting) handler
+
+	draining chan struct{} // closed when Run begins to shut down
 
 	mu      sync.Mutex
 	running map[string]*Exec
@@ -137,10 +148,14 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 	if cfg.ScanBatch <= 0 {
 		cfg.ScanBatch = 1000
 	}
+	if cfg.ShutdownGrace == 0 {
+		cfg.ShutdownGrace = DefaultShutdownGrace
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
 	return &Runner{
+		draining: make(chan struct{}),
 		cfg:      cfg,
 		m:        cfg.Manager,
 		handlers: make(map[string]Handler),
@@ -292,15 +307,21 @@ func (r *Runner) recover(ctx context.Context, asOf time.Time, block bool) (recov
 	return st, nil
 }
 
-// Run executes queued tasks until ctx is done, then stops the running
-// handlers (their contexts end with cause [ErrShutdown]), releases the leases
-// of unfinished tasks and returns. Its workers start first; then it takes
-// over the tasks whose lease lapsed (at once, and every Scan) and sweeps
-// expired ones.
+// Run executes queued tasks until ctx is done, then shuts down: it stops
+// taking work (queued tasks stay in the store for whoever runs next), stops
+// the handlers waiting for input at once, lets the running ones finish for
+// up to ShutdownGrace (renewing their leases), then stops the rest (their
+// contexts end with cause [ErrShutdown]), releases the leases of every
+// unfinished task so that another runner resumes it without waiting for the
+// lease to lapse, and returns. Its workers start first; then it takes over
+// the tasks whose lease lapsed (at once, and every Scan) and sweeps expired
+// ones. Call Run once.
 func (r *Runner) Run(ctx context.Context) error {
 	base, stop := context.WithCancelCause(context.WithoutCancel(ctx))
-	var wg sync.WaitGroup
-	wg.Go(func() { // dispatcher: take a job, then wait for a free slot
+	var wg, jobs sync.WaitGroup
+	dispatching := make(chan struct{})
+	go func() { // dispatcher: take a job, then wait for a free slot
+		defer close(dispatching)
 		for {
 			var j job
 			select {
@@ -313,10 +334,10 @@ func (r *Runner) Run(ctx context.Context) error {
 			case <-ctx.Done():
 				return // the job's task stays in the store for recovery
 			case r.slots <- struct{}{}:
-				wg.Go(func() { r.runJob(ctx, base, j) })
+				jobs.Go(func() { r.runJob(ctx, base, j) })
 			}
 		}
-	})
+	}()
 	unsubscribe := func() {}
 	if r.cfg.Publisher != nil {
 		var ch <-chan string
@@ -334,10 +355,43 @@ func (r *Runner) Run(ctx context.Context) error {
 	}
 	wg.Go(func() { r.recovery(ctx) })
 	<-ctx.Done()
-	stop(ErrShutdown)
+	<-dispatching // no job starts after this
+	r.drain(&jobs, stop)
 	unsubscribe() // ends the wake-up loop whatever the publisher does with ctx
 	wg.Wait()
 	return nil
+}
+
+// drain is the shutdown: handlers waiting for input stop at once (see
+// Exec.RequireInput), running ones get the grace period, then the rest are
+// stopped; it returns once every job has recorded its outcome or released
+// its lease.
+func (r *Runner) drain(jobs *sync.WaitGroup, stop context.CancelCauseFunc) {
+	close(r.draining)
+	done := make(chan struct{})
+	go func() { jobs.Wait(); close(done) }()
+	r.mu.Lock()
+	n := len(r.running)
+	r.mu.Unlock()
+	grace := max(r.cfg.ShutdownGrace, 0)
+	if n > 0 && grace > 0 {
+		r.cfg.Logger.Info("tasks: stopping; letting running tasks finish", "tasks", n, "grace", grace)
+	}
+	timer := time.NewTimer(grace)
+	defer timer.Stop()
+	select {
+	case <-done:
+	case <-timer.C:
+		r.mu.Lock()
+		n = len(r.running)
+		r.mu.Unlock()
+		if n > 0 {
+			r.cfg.Logger.Warn("tasks: grace period over: stopping the tasks still running; their leases are released for the next runner", "tasks", n)
+		}
+		stop(ErrShutdown)
+		<-done
+	}
+	stop(ErrShutdown)
 }
 
 // recovery is Run's one recovery mechanism. At start, with the workers
@@ -404,6 +458,9 @@ func (r *Runner) runJob(ctx, base context.Context, j job) {
 			<-r.slots
 		}
 	}()
+	if ctx.Err() != nil {
+		return // shutting down: the task stays in the store for the next runner
+	}
 	t, err := r.m.Claim(ctx, Claim{TaskID: j.id, Owner: r.cfg.Owner, Token: j.token, AsOf: j.asOf, For: r.cfg.Lease})
 	if err != nil {
 		if !errors.Is(err, ErrClaimed) && !leaseGone(err) && ctx.Err() == nil {
@@ -546,7 +603,10 @@ func (x *Exec) SetStatusMessage(ctx context.Context, msg string) error {
 // RequireInput asks the client for input and waits until every key has an
 // answer, returning the answers by key. Keys answered earlier in this task's
 // life (a re-run) return their recorded answers without asking again. It
-// returns early with the context's cause on cancelation or shutdown.
+// returns early with the context's cause on cancelation, and with
+// [ErrShutdown] as soon as the runner shuts down (a waiting task does not
+// hold the shutdown up: its lease is released and a re-run replays the
+// answers).
 func (x *Exec) RequireInput(ctx context.Context, requests map[string]json.RawMessage, msg string) (map[string]json.RawMessage, error) {
 	t, err := x.r.m.RequireInput(ctx, x.lease, requests, msg)
 	if err = x.check(err); err != nil {
@@ -583,6 +643,9 @@ func (x *Exec) RequireInput(ctx context.Context, requests map[string]json.RawMes
 		case <-changed:
 		case <-ctx.Done():
 			return nil, context.Cause(ctx)
+		case <-x.r.draining:
+			x.cancel(ErrShutdown)
+			return nil, ErrShutdown
 		}
 	}
 }

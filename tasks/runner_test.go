@@ -649,3 +649,121 @@ func TestRunnerStopsDuringRecoveryAtStart(t *testing.T) {
 		}
 	})
 }
+
+// On shutdown a running task gets the grace period to finish, with its
+// lease renewed meanwhile (no other runner can take it), and nothing new is
+// started.
+func TestRunnerShutdownLetsTasksFinish(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newRig(t, false, tasks.RunnerConfig{Lease: 30 * time.Second, ShutdownGrace: 2 * time.Minute})
+		g.r.Handle("work", handler(func(ctx context.Context, x *tasks.Exec) (json.RawMessage, error) {
+			select {
+			case <-time.After(90 * time.Second): // three lease periods
+				return json.RawMessage(`{"done":true}`), nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}))
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { g.r.Run(ctx); close(done) }()
+		tk := g.submit("work", `{}`)
+		synctest.Wait()
+		start := time.Now()
+		cancel()
+		synctest.Wait()
+		late := g.submit("work", `{}`) // arrives while shutting down
+		time.Sleep(60 * time.Second)
+		cur, _ := g.m.Get(context.Background(), owner, tk.ID)
+		if _, err := g.m.Claim(context.Background(), tasks.Claim{TaskID: tk.ID, Owner: "w2", Token: cur.LeaseToken, For: time.Minute}); !errors.Is(err, tasks.ErrClaimed) {
+			t.Fatalf("another runner claimed a task that was finishing during the grace period: %v", err)
+		}
+		<-done
+		if took := time.Since(start); took != 90*time.Second {
+			t.Errorf("Run returned %v after its context ended, want when the task finished (90s)", took)
+		}
+		if got, _ := g.m.Get(context.Background(), owner, tk.ID); got.Status != tasks.Completed || string(got.Result) != `{"done":true}` {
+			t.Fatalf("the running task did not finish: %+v", got)
+		}
+		if got, _ := g.m.Get(context.Background(), owner, late.ID); got.Status != tasks.Working || got.LeaseToken != 0 {
+			t.Fatalf("a task submitted during shutdown was started: %+v", got)
+		}
+	})
+}
+
+// A task still running when the grace period ends is stopped and its lease
+// released (not failed), so the next runner takes it over at once.
+func TestRunnerShutdownGraceEndsWithRelease(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newRig(t, false, tasks.RunnerConfig{ShutdownGrace: 5 * time.Second, Logger: discard()})
+		var cause atomic.Value
+		g.r.Handle("forever", tasks.Handler{Idempotent: true, Run: func(ctx context.Context, x *tasks.Exec) (json.RawMessage, error) {
+			<-ctx.Done()
+			cause.Store(context.Cause(ctx))
+			return nil, context.Cause(ctx)
+		}})
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { g.r.Run(ctx); close(done) }()
+		tk := g.submit("forever", `{}`)
+		synctest.Wait()
+		start := time.Now()
+		cancel()
+		<-done
+		if took := time.Since(start); took != 5*time.Second {
+			t.Errorf("Run returned %v after its context ended, want the 5s grace", took)
+		}
+		if c, _ := cause.Load().(error); !errors.Is(c, tasks.ErrShutdown) {
+			t.Fatalf("handler cause %v, want ErrShutdown", c)
+		}
+		got, _ := g.m.Get(context.Background(), owner, tk.ID)
+		if got.Status != tasks.Working || got.LeaseOwner != "" || got.Result != nil {
+			t.Fatalf("after the grace period: %+v (want working, released, no result)", got)
+		}
+		// The next runner resumes it without waiting for a lease to lapse.
+		next, err := tasks.NewRunner(tasks.RunnerConfig{Manager: g.m, Owner: "next", Logger: discard()})
+		must(t, err)
+		next.Handle("forever", tasks.Handler{Idempotent: true, Run: func(context.Context, *tasks.Exec) (json.RawMessage, error) {
+			return json.RawMessage(`{"resumed":true}`), nil
+		}})
+		nctx, ncancel := context.WithCancel(context.Background())
+		defer ncancel()
+		go next.Run(nctx)
+		synctest.Wait()
+		if got, _ := g.m.Get(context.Background(), owner, tk.ID); got.Status != tasks.Completed || string(got.Result) != `{"resumed":true}` {
+			t.Fatalf("the next runner did not resume the released task at once: %+v", got)
+		}
+	})
+}
+
+// A handler waiting for input does not hold the shutdown up: it is stopped
+// at once and its lease released, the question still outstanding.
+func TestRunnerShutdownStopsWaitingTasksAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newRig(t, true, tasks.RunnerConfig{ShutdownGrace: time.Hour})
+		var cause atomic.Value
+		g.r.Handle("ask", handler(func(ctx context.Context, x *tasks.Exec) (json.RawMessage, error) {
+			_, err := x.RequireInput(ctx, map[string]json.RawMessage{"q": json.RawMessage(`{}`)}, "Sure?")
+			cause.Store(context.Cause(ctx))
+			return nil, err
+		}))
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { g.r.Run(ctx); close(done) }()
+		tk := g.submit("ask", `{}`)
+		g.await(tk.ID, tasks.InputRequired)
+		start := time.Now()
+		cancel()
+		<-done
+		if took := time.Since(start); took != 0 {
+			t.Errorf("shutdown waited %v for a task waiting for input", took)
+		}
+		if c, _ := cause.Load().(error); !errors.Is(c, tasks.ErrShutdown) {
+			t.Fatalf("handler cause %v", c)
+		}
+		got, _ := g.m.Get(context.Background(), owner, tk.ID)
+		if got.Status != tasks.InputRequired || got.LeaseOwner != "" || len(got.InputRequests) != 1 {
+			t.Fatalf("after shutdown: %+v", got)
+		}
+	})
+}

@@ -92,6 +92,19 @@ type Task struct {
 	// Idempotent allows recovery to re-run the task after its worker died.
 	Idempotent bool
 
+	// Stage is where the task's handler stands, as it last recorded
+	// ([WorkerStore.Checkpoint]); recovery reads it to decide whether a
+	// re-run is safe. Checkpoint is the handler's own record of its
+	// progress (opaque JSON, for example the status URL of an accepted
+	// operation), handed back to a re-run; cleared when the task ends.
+	Stage      Stage
+	Checkpoint json.RawMessage
+
+	// Secret is what the task keeps sealed for its worker (the caller's
+	// credential, encrypted by a [Sealer]; opaque here). It is deleted when
+	// the task ends and never belongs on the wire.
+	Secret []byte
+
 	// LeaseOwner names the worker holding the task; empty when none.
 	LeaseOwner string
 	// LeaseToken is the fencing token: incremented by every claim; 0 means
@@ -102,6 +115,35 @@ type Task struct {
 
 	// Version increments on every stored change.
 	Version int64
+}
+
+// Stage is how far a task's handler got, as far as re-running it matters.
+type Stage string
+
+// The stages a handler records. A task that never recorded one is
+// StageNone: nothing is known about what its handler did.
+const (
+	StageNone Stage = ""
+	// StageFresh: the handler has done nothing that must not be repeated
+	// (the upstream request was not sent yet); starting over is safe.
+	StageFresh Stage = "fresh"
+	// StageInDoubt: the handler did something that may have taken effect
+	// and must not be repeated unless the operation is idempotent (a request
+	// was sent and no answer recorded).
+	StageInDoubt Stage = "in_doubt"
+	// StageResumable: the handler recorded in Checkpoint what it needs to
+	// go on from where it stands (an accepted operation's status URL, or
+	// an idempotency key that makes a resend safe); a re-run resumes.
+	StageResumable Stage = "resumable"
+)
+
+// Valid reports whether s is one of the stages.
+func (s Stage) Valid() bool {
+	switch s {
+	case StageNone, StageFresh, StageInDoubt, StageResumable:
+		return true
+	}
+	return false
 }
 
 // ExpiresAt is CreatedAt+TTL, or the zero time when the TTL is unlimited.
@@ -128,6 +170,10 @@ func (t Task) Clone() Task {
 	t.Result = cloneRaw(t.Result)
 	t.Error = cloneRaw(t.Error)
 	t.Params = cloneRaw(t.Params)
+	t.Checkpoint = cloneRaw(t.Checkpoint)
+	if t.Secret != nil {
+		t.Secret = append([]byte(nil), t.Secret...)
+	}
 	t.InputRequests = cloneMap(t.InputRequests)
 	t.InputResponses = cloneMap(t.InputResponses)
 	return t
@@ -169,6 +215,8 @@ type NewTask struct {
 	TTL           time.Duration // 0 = unlimited
 	PollInterval  time.Duration // 0 = no hint
 	StatusMessage string
+	// Secret is stored as is (sealed by the caller, see [Task.Secret]).
+	Secret []byte
 }
 
 // Errors. Match them with [errors.Is]; managers wrap them with context, except

@@ -1,7 +1,7 @@
 // Package taskstest is the contract every [tasks.Manager] must pass: the
 // state machine, authorization (unknown ≡ unauthorized), input rounds,
-// cancelation, fenced leases, recovery listing, TTL retention and change
-// publication. Write a manager, then call [Run] from its tests:
+// cancelation, fenced leases, recovery listing, TTL retention, change
+// publication, handler checkpoints and the sealed secret's lifetime. Write a manager, then call [Run] from its tests:
 //
 //	func TestContract(t *testing.T) {
 //		taskstest.Run(t, func(t *testing.T, o tasks.Options) tasks.Manager { ... })
@@ -147,6 +147,8 @@ func Run(t *testing.T, f Factory) {
 		{"StatusMessage", testStatusMessage},
 		{"ReturnsCopies", testCopies},
 		{"Concurrent", testConcurrent},
+		{"Checkpoints", testCheckpoints},
+		{"SecretLivesWithTheTask", testSecret},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, f) })
@@ -748,5 +750,92 @@ func testConcurrent(t *testing.T, f Factory) {
 			t.Fatalf("task %s claimed %d times", id, wins.Load())
 		}
 		break
+	}
+}
+
+func testCheckpoints(t *testing.T, f Factory) {
+	e := newEnv(t, f)
+	ch, cancel := e.bus.Subscribe(e.ctx)
+	defer cancel()
+	tk := e.claim(e.create(tasks.NewTask{}), "w")
+	drain(ch)
+	if err := e.m.Checkpoint(e.ctx, tk.Lease(), tasks.StageInDoubt, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.get(alice, tk.ID); got.Stage != tasks.StageInDoubt || got.Checkpoint != nil {
+		t.Fatalf("after Checkpoint(in doubt): stage %q checkpoint %s", got.Stage, got.Checkpoint)
+	}
+	loc := raw(`{"location":"https://api.example.com/reports/7"}`)
+	if err := e.m.Checkpoint(e.ctx, tk.Lease(), tasks.StageResumable, loc); err != nil {
+		t.Fatal(err)
+	}
+	if got := drain(ch); len(got) != 0 {
+		t.Fatalf("a checkpoint is not visible to clients, yet it published %v", got)
+	}
+	// Invalid data, an unknown stage and a stale lease change nothing.
+	if err := e.m.Checkpoint(e.ctx, tk.Lease(), tasks.StageFresh, raw(`{nope`)); !errors.Is(err, tasks.ErrInvalid) {
+		t.Fatalf("invalid checkpoint JSON: %v", err)
+	}
+	if err := e.m.Checkpoint(e.ctx, tk.Lease(), "halfway", nil); !errors.Is(err, tasks.ErrInvalid) {
+		t.Fatalf("unknown stage: %v", err)
+	}
+	stale := tk.Lease()
+	stale.Token--
+	if err := e.m.Checkpoint(e.ctx, stale, tasks.StageFresh, nil); !errors.Is(err, tasks.ErrLeaseLost) {
+		t.Fatalf("checkpoint through a stale lease: %v", err)
+	}
+	// It survives a release and is what recovery lists.
+	if err := e.m.Release(e.ctx, tk.Lease()); err != nil {
+		t.Fatal(err)
+	}
+	orphans, err := e.m.Orphans(e.ctx, e.clock.Now(), 10)
+	if err != nil || len(orphans) != 1 {
+		t.Fatalf("orphans %v %v", orphans, err)
+	}
+	if o := orphans[0]; o.Stage != tasks.StageResumable || !sameJSON(o.Checkpoint, loc) {
+		t.Fatalf("orphan lost its checkpoint: stage %q %s", o.Stage, o.Checkpoint)
+	}
+	// A re-run sees it; the end of the task clears the record, not the stage.
+	again := e.claim(orphans[0], "w2")
+	if again.Stage != tasks.StageResumable || !sameJSON(again.Checkpoint, loc) {
+		t.Fatalf("claim lost the checkpoint: %+v", again)
+	}
+	if err := e.m.Finish(e.ctx, again.Lease(), tasks.Completed, raw(`{}`), ""); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.get(alice, tk.ID); got.Checkpoint != nil || got.Stage != tasks.StageResumable {
+		t.Fatalf("after Finish: stage %q checkpoint %s", got.Stage, got.Checkpoint)
+	}
+}
+
+func testSecret(t *testing.T, f Factory) {
+	e := newEnv(t, f)
+	sealed := []byte("\x00sealed\xffbytes")
+	finished := e.create(tasks.NewTask{Secret: sealed})
+	if !bytes.Equal(finished.Secret, sealed) {
+		t.Fatalf("Create returned secret %q", finished.Secret)
+	}
+	sealed[1] = 'S' // the store keeps its own copy
+	c := e.claim(finished, "w")
+	if string(c.Secret) != "\x00sealed\xffbytes" {
+		t.Fatalf("the worker's claim carries secret %q", c.Secret)
+	}
+	if err := e.m.Finish(e.ctx, c.Lease(), tasks.Failed, raw(`{"code":-32603,"message":"x"}`), ""); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.get(alice, finished.ID); got.Secret != nil {
+		t.Fatalf("a finished task keeps its secret: %q", got.Secret)
+	}
+	// Cancelled directly (no live worker): deleted as well.
+	cancelled := e.create(tasks.NewTask{Secret: []byte("s2")})
+	if err := e.m.Cancel(e.ctx, alice, cancelled.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.get(alice, cancelled.ID); got.Status != tasks.Cancelled || got.Secret != nil {
+		t.Fatalf("a cancelled task keeps its secret: %s %q", got.Status, got.Secret)
+	}
+	// Without one there is none.
+	if got := e.get(alice, e.create(tasks.NewTask{}).ID); got.Secret != nil {
+		t.Fatalf("secret %q on a task created without one", got.Secret)
 	}
 }
