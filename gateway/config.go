@@ -65,10 +65,26 @@ type Config struct {
 	// the garbage collector runs (see package gctune).
 	GCHeadroom int64 `yaml:"gc_headroom" name:"gc-headroom" default:"33554432" help:"Bytes the heap may grow past what is live before Go collects (-1: the runtime's default; ignored when GOGC is set)."`
 
+	Limits      LimitsConfig `yaml:"limits" embed:"" prefix:"limits-"`
 	Log         LogConfig   `yaml:"log" embed:"" prefix:"log-"`
 	Auth        AuthConfig  `yaml:"auth" embed:"" prefix:"auth-"`
 	Credentials Credentials `yaml:"credentials" embed:"" prefix:"credentials-"`
 	Tools       ToolsConfig `yaml:"tools" embed:"" prefix:"tools-"`
+}
+
+// LimitsConfig bounds what clients can hold open: 2025-11-25 sessions and
+// subscriptions/listen streams, each in total, per client address and per
+// caller, so that a flood from one address (even with a fresh bearer on
+// every request) locks nobody else out.
+type LimitsConfig struct {
+	Sessions           int           `yaml:"sessions" name:"sessions" default:"10000" help:"Most 2025-11-25 sessions alive at once; when full, the oldest session that never sent a second request is closed to make room."`
+	SessionsPerAddress int           `yaml:"sessions_per_address" name:"sessions-per-address" default:"1000" help:"Most sessions per client address (an IPv4 address or an IPv6 /64)."`
+	SessionsPerCaller  int           `yaml:"sessions_per_caller" name:"sessions-per-caller" default:"100" help:"Most sessions per caller (bearer or validated subject)."`
+	SessionIdle        time.Duration `yaml:"session_idle" name:"session-idle" default:"30m" help:"A session unused this long ends."`
+	Streams            int           `yaml:"streams" name:"streams" default:"10000" help:"Most subscriptions/listen streams open at once."`
+	StreamsPerAddress  int           `yaml:"streams_per_address" name:"streams-per-address" default:"256" help:"Most listen streams per client address."`
+	StreamsPerCaller   int           `yaml:"streams_per_caller" name:"streams-per-caller" default:"32" help:"Most listen streams per caller."`
+	TrustedProxies     []string      `yaml:"trusted_proxies" name:"trusted-proxies" help:"Proxies (addresses or CIDR prefixes, comma-separated) whose X-Forwarded-For names the client address for these limits; default none: the TCP peer is the client."`
 }
 
 // LogConfig configures the structured log on stderr.

@@ -21,6 +21,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"strings"
 	"time"
@@ -44,10 +45,12 @@ type Gateway struct {
 	oauth   *oauth         // nil unless auth mode oauth
 	metrics *metrics
 
-	backend   *store.Backend
-	runner    *tasks.Runner
-	callers   callerIDs
-	taskCreds *credentialVault
+	backend *store.Backend
+	runner  *tasks.Runner
+	callers callerIDs
+	// trustedProxies are limits.trusted_proxies, parsed.
+	trustedProxies []netip.Prefix
+	taskCreds      *credentialVault
 }
 
 // New builds a gateway from cfg: it loads and generates the tools, opens the
@@ -86,6 +89,9 @@ func (g *Gateway) build(ctx context.Context) error {
 	if err := g.checkCredentialSharing(); err != nil {
 		return err
 	}
+	if g.trustedProxies, err = parsePrefixes(g.cfg.Limits.TrustedProxies); err != nil {
+		return err
+	}
 	if err := g.openStore(ctx); err != nil {
 		return err
 	}
@@ -118,6 +124,23 @@ func (g *Gateway) build(ctx context.Context) error {
 		return err
 	}
 	return g.addTools()
+}
+
+// parsePrefixes reads addresses and CIDR prefixes ("10.0.0.1", "10.0.0.0/8").
+func parsePrefixes(list []string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, s := range list {
+		if p, err := netip.ParsePrefix(s); err == nil {
+			out = append(out, p.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(s)
+		if err != nil {
+			return nil, fmt.Errorf("limits.trusted_proxies: %q is neither an address nor a CIDR prefix", s)
+		}
+		out = append(out, netip.PrefixFrom(a, a.BitLen()))
+	}
+	return out, nil
 }
 
 // checkCredentialSharing refuses a bearer that would reach several APIs
@@ -296,9 +319,13 @@ func (g *Gateway) instructions() string {
 // path, GET /healthz and GET /metrics (Prometheus).
 func (g *Gateway) Handler() http.Handler {
 	mux := http.NewServeMux()
+	l := g.cfg.Limits
 	mcpHandler := g.metrics.instrument(mcp.NewHTTPHandler(g.server, &mcp.HTTPOptions{
 		AllowedHosts: g.cfg.AllowedHosts, AllowedOrigins: g.cfg.AllowedOrigins,
-		Legacy: mcp.LegacyOptions{Disable: g.cfg.DisableLegacy},
+		Legacy: mcp.LegacyOptions{Disable: g.cfg.DisableLegacy, IdleTimeout: l.SessionIdle,
+			Sessions: mcp.Limits{Total: l.Sessions, PerAddress: l.SessionsPerAddress, PerCaller: l.SessionsPerCaller}},
+		ListenStreams:  mcp.Limits{Total: l.Streams, PerAddress: l.StreamsPerAddress, PerCaller: l.StreamsPerCaller},
+		TrustedProxies: g.trustedProxies,
 	}), g.server.HasMethod)
 	if g.oauth != nil {
 		h, err := g.oauth.wrap(mux, g.cfg.Path, mcpHandler)
