@@ -174,6 +174,15 @@ func (g *Gateway) buildAPI(ctx context.Context, a *api) error {
 	return err
 }
 
+// displayName names the API in reports: its name, or "api" for the single
+// API.
+func (a *api) displayName() string {
+	if a.cfg.Name == "" {
+		return "api"
+	}
+	return a.cfg.Name
+}
+
 // toolName is the served name of one of the API's tools.
 func (a *api) toolName(name string) string {
 	if a.cfg.Name == "" {

@@ -123,6 +123,7 @@ func (g *Gateway) build(ctx context.Context) error {
 	if err := g.server.EnableTasks(mcp.TaskConfig{Runner: g.runner}); err != nil {
 		return err
 	}
+	g.ready = newReadiness(g)
 	return g.addTools()
 }
 
@@ -316,7 +317,8 @@ func (g *Gateway) instructions() string {
 }
 
 // Handler is the gateway's HTTP surface: the MCP endpoint at the configured
-// path, GET /healthz and GET /metrics (Prometheus).
+// path, GET /healthz (the process serves), GET /readyz (the store and every
+// upstream answer) and GET /metrics (Prometheus).
 func (g *Gateway) Handler() http.Handler {
 	mux := http.NewServeMux()
 	l := g.cfg.Limits
@@ -340,6 +342,7 @@ func (g *Gateway) Handler() http.Handler {
 		mux.Handle(g.cfg.Path, g.bearerPrincipal(mcpHandler))
 	}
 	mux.Handle("GET /metrics", g.metrics.handler())
+	mux.Handle("GET /readyz", g.ready)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"status":"ok","tools":%d}`, len(g.tools))

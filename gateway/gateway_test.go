@@ -289,3 +289,34 @@ func TestMetrics(t *testing.T) {
 		t.Error("a client-chosen Mcp-Method became a metric label")
 	}
 }
+
+// TestReadyz: ready while the store and the upstream answer; 503 naming
+// the API (not its address) once the upstream is gone.
+func TestReadyz(t *testing.T) {
+	up := newRecording(t)
+	g, err := New(context.Background(), Config{Store: "memory", Spec: writeDoc(t, "A"), Upstream: up.srv.URL}, discardLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	ts := httptest.NewServer(g.Handler())
+	defer ts.Close()
+	get := func() (int, string) {
+		resp, err := http.Get(ts.URL + "/readyz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := get(); code != 200 || !strings.Contains(body, `"ready":true`) {
+		t.Fatalf("readyz %d %s", code, body)
+	}
+	up.srv.Close()
+	g.ready.ttl = 0 // the verdict is kept for 2 s otherwise
+	code, body := get()
+	if code != 503 || !strings.Contains(body, `"api":"unreachable"`) || strings.Contains(body, strings.TrimPrefix(up.srv.URL, "http://")) {
+		t.Fatalf("readyz with the upstream gone: %d %s", code, body)
+	}
+}
