@@ -48,6 +48,7 @@ type Gateway struct {
 	backend *store.Backend
 	runner  *tasks.Runner
 	callers callerIDs
+	ready   *readiness
 	// trustedProxies are limits.trusted_proxies, parsed.
 	trustedProxies []netip.Prefix
 	taskCreds      *credentialVault
@@ -123,6 +124,7 @@ func (g *Gateway) build(ctx context.Context) error {
 	if err := g.server.EnableTasks(mcp.TaskConfig{Runner: g.runner}); err != nil {
 		return err
 	}
+	g.ready = newReadiness(g)
 	g.ready = newReadiness(g)
 	return g.addTools()
 }
