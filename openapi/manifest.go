@@ -155,11 +155,51 @@ func CompileInputSchema(t *Tool) (*jsonschema.Schema, error) {
 type Change struct {
 	Tool     string `json:"tool"`
 	Breaking bool   `json:"breaking"`
+	// Cosmetic is true for a change an agent's calls cannot notice: a
+	// title or description.
+	Cosmetic bool   `json:"cosmetic,omitempty"`
 	Message  string `json:"message"`
 }
 
+// The classes of a change, most serious first.
+const (
+	ClassBreaking = "breaking" // a call that worked may now fail or do something else
+	ClassAdditive = "additive" // something new, or accepted more widely
+	ClassCosmetic = "cosmetic" // only what an agent reads changed
+)
+
+// Class is the change's class: breaking, additive or cosmetic.
+func (c Change) Class() string {
+	switch {
+	case c.Breaking:
+		return ClassBreaking
+	case c.Cosmetic:
+		return ClassCosmetic
+	}
+	return ClassAdditive
+}
+
+// Classify is the class of a set of changes: the most serious one's, or
+// "" when there are none.
+func Classify(changes []Change) string {
+	class := ""
+	for _, c := range changes {
+		switch c.Class() {
+		case ClassBreaking:
+			return ClassBreaking
+		case ClassAdditive:
+			class = ClassAdditive
+		case ClassCosmetic:
+			if class == "" {
+				class = ClassCosmetic
+			}
+		}
+	}
+	return class
+}
+
 func (c Change) String() string {
-	kind := "compatible"
+	kind := c.Class()
 	if c.Breaking {
 		kind = "BREAKING"
 	}
@@ -168,8 +208,8 @@ func (c Change) String() string {
 
 // Diff lists the changes from old to new, classified as breaking (a tool
 // removed or renamed, a required argument added, an argument removed, a
-// type narrowed, an annotation made less safe) or compatible (anything
-// else). The order is deterministic: old tools in order, then added ones.
+// type narrowed, an annotation made less safe), cosmetic (a title or a
+// description) or additive (anything else). The order is deterministic: old tools in order, then added ones.
 func Diff(old, new *Manifest) []Change {
 	var changes []Change
 	newByName := map[string]*Tool{}
@@ -186,18 +226,18 @@ func Diff(old, new *Manifest) []Change {
 		n := newByName[o.Name]
 		if n == nil {
 			if r := newByRoute[routeKey(o)]; r != nil && !slices.ContainsFunc(old.Tools, func(t Tool) bool { return t.Name == r.Name }) {
-				changes = append(changes, Change{o.Name, true, fmt.Sprintf("renamed to %s", r.Name)})
+				changes = append(changes, Change{Tool: o.Name, Breaking: true, Message: fmt.Sprintf("renamed to %s", r.Name)})
 				oldNames[r.Name] = true
 				continue
 			}
-			changes = append(changes, Change{o.Name, true, "tool removed"})
+			changes = append(changes, Change{Tool: o.Name, Breaking: true, Message: "tool removed"})
 			continue
 		}
 		changes = append(changes, diffTool(o, n)...)
 	}
 	for _, n := range new.Tools {
 		if !oldNames[n.Name] {
-			changes = append(changes, Change{n.Name, false, "tool added"})
+			changes = append(changes, Change{Tool: n.Name, Message: "tool added"})
 		}
 	}
 	return changes
@@ -226,7 +266,10 @@ type propShape struct {
 func diffTool(o, n *Tool) []Change {
 	var out []Change
 	add := func(breaking bool, format string, args ...any) {
-		out = append(out, Change{o.Name, breaking, fmt.Sprintf(format, args...)})
+		out = append(out, Change{Tool: o.Name, Breaking: breaking, Message: fmt.Sprintf(format, args...)})
+	}
+	cosmetic := func(what string) {
+		out = append(out, Change{Tool: o.Name, Cosmetic: true, Message: what + " changed"})
 	}
 	var os, ns schemaShape
 	_ = json.Unmarshal(o.InputSchema, &os)
@@ -295,13 +338,13 @@ func diffTool(o, n *Tool) []Change {
 	hint("idempotentHint", oa.IdempotentHint, na.IdempotentHint, true)
 	hint("openWorldHint", oa.OpenWorldHint, na.OpenWorldHint, false)
 	if oa.Title != na.Title {
-		add(false, "annotations.title changed")
+		cosmetic("annotations.title")
 	}
 	if o.Title != n.Title {
-		add(false, "title changed")
+		cosmetic("title")
 	}
 	if o.Description != n.Description {
-		add(false, "description changed")
+		cosmetic("description")
 	}
 	if !bytes.Equal(o.OutputSchema, n.OutputSchema) {
 		add(false, "outputSchema changed")

@@ -18,7 +18,8 @@ type checkCmd struct {
 func (checkCmd) Help() string {
 	return `Regenerates the tools from the OpenAPI document and compares them with a committed
 manifest. Each change is printed as BREAKING (tool removed or renamed, required argument
-added, argument removed, type narrowed, annotation made less safe) or compatible.
+added, argument removed, type narrowed, annotation made less safe), additive (a tool or
+an optional argument added, a type widened, ...) or cosmetic (a title or description).
 Exit 0 when they agree or only compatible changes were found, 1 on a breaking change
 (with --strict: on any change), 2 on a usage error. Pass the same generation settings
 (or the same --config) as when the manifest was made.`

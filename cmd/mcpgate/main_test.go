@@ -109,15 +109,15 @@ func TestCheckDrift(t *testing.T) {
 		contains []string
 	}{
 		{"same", petsV1, false, 0, []string{"ok: "}},
-		{"description only", strings.Replace(petsV1, "operationId: listPets", "operationId: listPets\n      description: Lists pets.", 1), false, 0, []string{"compatible: listPets: description changed"}},
+		{"description only", strings.Replace(petsV1, "operationId: listPets", "operationId: listPets\n      description: Lists pets.", 1), false, 0, []string{"cosmetic: listPets: description changed"}},
 		{"description only strict", strings.Replace(petsV1, "operationId: listPets", "operationId: listPets\n      description: Lists pets.", 1), true, 1, []string{"compatible"}},
-		{"optional argument added", strings.Replace(petsV1, "properties: {name: {type: string}}", "properties: {name: {type: string}, age: {type: integer}}", 1), false, 0, []string{`compatible: createPet: optional argument "age" added`}},
+		{"optional argument added", strings.Replace(petsV1, "properties: {name: {type: string}}", "properties: {name: {type: string}, age: {type: integer}}", 1), false, 0, []string{`additive: createPet: optional argument "age" added`}},
 		{"required argument added", strings.Replace(petsV1, "{name: limit, in: query, schema: {type: integer}}", "{name: limit, in: query, schema: {type: integer}}\n        - {name: owner, in: query, required: true, schema: {type: string}}", 1), false, 1, []string{`BREAKING: listPets: required argument "owner" added`}},
 		{"type narrowed", strings.Replace(petsV1, "properties: {name: {type: string}}", "properties: {name: {type: integer}}", 1), false, 1, []string{`BREAKING: createPet: argument "name" type narrowed from string to integer`}},
 		{"renamed", strings.Replace(petsV1, "operationId: deletePet", "operationId: removePet", 1), false, 1, []string{"BREAKING: deletePet: renamed to removePet"}},
 		{"removed", strings.Replace(petsV1, "    post:\n      operationId: createPet", "    x-post:\n      operationId: createPet", 1), false, 1, []string{"BREAKING: createPet: tool removed"}},
 		{"less safe", strings.Replace(petsV1, "operationId: listPets", "operationId: listPets\n      x-mcp-annotations: {readOnlyHint: false}", 1), false, 1, []string{"BREAKING: listPets: readOnlyHint changed from true to false"}},
-		{"safer", strings.Replace(petsV1, "operationId: deletePet", "operationId: deletePet\n      x-mcp-annotations: {destructiveHint: false}", 1), false, 0, []string{"compatible: deletePet: destructiveHint changed from true to false"}},
+		{"safer", strings.Replace(petsV1, "operationId: deletePet", "operationId: deletePet\n      x-mcp-annotations: {destructiveHint: false}", 1), false, 0, []string{"additive: deletePet: destructiveHint changed from true to false"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
