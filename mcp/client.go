@@ -77,13 +77,20 @@ func (c *Client) DoRaw(ctx context.Context, body []byte) (*Response, error) {
 		return resp, nil
 	}
 	ctx = WithPrincipal(ctx, c.Principal)
+	var ob *observation
+	if !msg.isNotification() {
+		ctx, ob = c.srv.observe(ctx, msg, "memory", "")
+	}
 	call, jerr := c.srv.admit(ctx, msg, nil)
 	if jerr != nil {
+		ob.end(nil, jerr)
 		resp.Error = jerr
 		return resp, nil
 	}
+	call.obs = ob
 	st := &memStream{}
 	result, jerr := c.srv.handle(ctx, call, st)
+	ob.end(result, jerr)
 	resp.Notifications, resp.Result, resp.Error = st.msgs, result, jerr
 	return resp, nil
 }

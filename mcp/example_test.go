@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 
 	"github.com/mcpgate/mcpgate/mcp"
 )
@@ -222,6 +223,43 @@ func ExampleSecret() {
 	fmt.Printf("%+v\n", p)
 	fmt.Println(p.Credential.Reveal() == "s3cr3t")
 	// Output:
-	// {Subject:user-1 Tenant: Scopes:[] Credential:[REDACTED]}
+	// {Subject:user-1 Tenant: Scopes:[] Claims:map[] Credential:[REDACTED]}
 	// true
+}
+
+// methodCounter counts requests by method and outcome: what a metrics
+// observer does.
+type methodCounter struct {
+	mu     sync.Mutex
+	counts map[string]int
+}
+
+func (m *methodCounter) Begin(ctx context.Context, r *mcp.RequestInfo) context.Context { return ctx }
+
+func (m *methodCounter) End(ctx context.Context, r *mcp.RequestInfo, o mcp.Outcome) {
+	outcome := "ok"
+	switch {
+	case o.ErrorCode != 0:
+		outcome = fmt.Sprint("error ", o.ErrorCode)
+	case o.ToolError:
+		outcome = "tool error"
+	}
+	m.mu.Lock()
+	m.counts[r.Method+" "+r.Name+": "+outcome]++
+	m.mu.Unlock()
+}
+
+// An Observer sees every request, whatever the transport or era.
+func ExampleObserver() {
+	counter := &methodCounter{counts: map[string]int{}}
+	s := mcp.NewServer(mcp.Implementation{Name: "observed", Version: "1"}, &mcp.ServerOptions{Observer: counter})
+	_ = s.AddTool(&mcp.Tool{Name: "lookup"}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.ToolError("not found"), nil
+	})
+	c := mcp.NewClient(s)
+	_, _ = c.CallTool(context.Background(), "lookup", nil)
+	_, _ = c.CallTool(context.Background(), "missing", nil)
+	fmt.Println(counter.counts)
+	// Output:
+	// map[tools/call lookup: tool error:1 tools/call missing: error -32602:1]
 }

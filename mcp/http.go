@@ -146,15 +146,18 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	ctx := r.Context()
+	ctx, ob := h.srv.observe(r.Context(), msg, "http", "")
 	c, jerr := h.srv.admit(ctx, msg, r.Header)
 	if jerr != nil {
+		ob.end(nil, jerr)
 		writeJSONError(w, jerr.HTTPStatus(), msg.id, jerr)
 		return
 	}
+	c.obs = ob
 	if msg.method == "subscriptions/listen" {
 		who := holderOf(r, h.opts.TrustedProxies)
 		if jerr := h.streams.acquire(who, "listen streams"); jerr != nil {
+			ob.end(nil, jerr)
 			w.Header().Set("Retry-After", retryAfter)
 			writeJSONError(w, jerr.HTTPStatus(), msg.id, jerr)
 			return
@@ -164,6 +167,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	st := &httpStream{w: w, rc: rc, timeout: h.opts.WriteTimeout}
 	result, jerr := h.srv.handle(ctx, c, st)
 	st.finish(msg.id, result, jerr)
+	ob.end(result, jerr)
 }
 
 // httpStream answers one POST. It stays a plain JSON response until the

@@ -160,7 +160,7 @@ func (sess *session) deliver(msg *message) {
 }
 
 // serve runs one legacy request and returns the legacy-shaped result.
-func (sess *session) serve(ctx context.Context, msg *message, out stream) ([]byte, *Error) {
+func (sess *session) serve(ctx context.Context, msg *message, out stream, ob *observation) ([]byte, *Error) {
 	s := sess.srv
 	switch msg.method {
 	case "initialize":
@@ -208,7 +208,7 @@ func (sess *session) serve(ctx context.Context, msg *message, out stream) ([]byt
 		return nil, jerr
 	}
 	for round := 0; ; round++ {
-		c := &call{msg: msg, params: params, req: sess.request(msg, params), spec: spec, legacy: true}
+		c := &call{msg: msg, params: params, req: sess.request(msg, params), spec: spec, legacy: true, obs: ob}
 		res, jerr := s.handle(ctx, c, out)
 		if jerr != nil || res == nil {
 			return nil, legacyError(msg.method, jerr)
@@ -248,8 +248,11 @@ func (sess *session) request(msg *message, p *requestParams) *Request {
 		ID: msg.id, Method: msg.method, ProtocolVersion: sess.version,
 		Capabilities: sess.caps, ClientInfo: sess.clientInfo, Principal: sess.principal, logLevel: lvl,
 	}
-	if p.Meta != nil && len(p.Meta.ProgressToken) > 0 && checkID(p.Meta.ProgressToken) == nil {
-		r.progressToken = p.Meta.ProgressToken
+	if p.Meta != nil {
+		r.Trace = p.Meta.trace()
+		if len(p.Meta.ProgressToken) > 0 && checkID(p.Meta.ProgressToken) == nil {
+			r.progressToken = p.Meta.ProgressToken
+		}
 	}
 	return r
 }

@@ -67,14 +67,17 @@ func (h *httpHandler) serveLegacyPOST(w http.ResponseWriter, r *http.Request, rc
 			writeJSONError(w, http.StatusBadRequest, nil, NewError(CodeInvalidRequest, "Invalid Request: initialize must be a request", nil))
 			return
 		}
+		_, ob := h.srv.observe(r.Context(), msg, "http", LatestLegacyVersion)
 		sess, res, jerr := h.srv.newSession(msg.params, PrincipalFrom(r.Context()))
-		if jerr != nil {
-			writeJSONError(w, http.StatusOK, msg.id, jerr)
-			return
+		if jerr == nil {
+			ob.setVersion(sess.version)
+			if jerr = h.sessions.add(sess, holderOf(r, h.opts.TrustedProxies)); jerr != nil {
+				sess.close()
+				w.Header().Set("Retry-After", retryAfter)
+			}
 		}
-		if jerr := h.sessions.add(sess, holderOf(r, h.opts.TrustedProxies)); jerr != nil {
-			sess.close()
-			w.Header().Set("Retry-After", retryAfter)
+		ob.end(res, jerr)
+		if jerr != nil {
 			writeJSONError(w, jerr.HTTPStatus(), msg.id, jerr)
 			return
 		}
@@ -85,7 +88,11 @@ func (h *httpHandler) serveLegacyPOST(w http.ResponseWriter, r *http.Request, rc
 	}
 	sess := h.sessions.get(r.Header.Get(HeaderSessionID), PrincipalFrom(r.Context()))
 	if sess == nil {
-		writeJSONError(w, http.StatusNotFound, msg.id, NewError(CodeInvalidRequest, "Session not found: initialize a new session", nil))
+		if !msg.response && !msg.isNotification() {
+			_, ob := h.srv.observe(r.Context(), msg, "http", legacyVersion(r.Header.Get(HeaderProtocolVersion)))
+			defer ob.end(nil, errSessionNotFound())
+		}
+		writeJSONError(w, http.StatusNotFound, msg.id, errSessionNotFound())
 		return
 	}
 	switch {
@@ -102,16 +109,22 @@ func (h *httpHandler) serveLegacyPOST(w http.ResponseWriter, r *http.Request, rc
 	}
 	h.sessions.begin(sess)
 	defer h.sessions.end(sess)
-	ctx, cancel := context.WithCancel(r.Context())
+	ctx, ob := h.srv.observe(r.Context(), msg, "http", sess.version)
+	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	sess.track(msg.id, cancel)
 	defer sess.untrack(msg.id)
 	st := &httpStream{w: w, rc: rc, timeout: h.opts.WriteTimeout}
-	res, jerr := sess.serve(ctx, msg, st)
+	res, jerr := sess.serve(ctx, msg, st, ob)
+	defer ob.end(res, jerr)
 	if jerr != nil {
 		jerr.status = 0
 	}
 	st.finish(msg.id, res, jerr)
+}
+
+func errSessionNotFound() *Error {
+	return NewError(CodeInvalidRequest, "Session not found: initialize a new session", nil)
 }
 
 // serveLegacyGET is a session's standalone SSE stream: list changes and

@@ -23,6 +23,11 @@ const (
 	MetaServerInfo         = "io.modelcontextprotocol/serverInfo"
 	MetaSubscriptionID     = "io.modelcontextprotocol/subscriptionId"
 	MetaProgressToken      = "progressToken"
+	// The keys OpenTelemetry reserves in any _meta (W3C Trace Context and
+	// Baggage).
+	MetaTraceParent = "traceparent"
+	MetaTraceState  = "tracestate"
+	MetaBaggage     = "baggage"
 )
 
 // ExtensionTasks is the identifier of the Tasks extension.

@@ -19,6 +19,11 @@ type Principal struct {
 	Subject string
 	Tenant  string
 	Scopes  []string
+	// Claims are the validated token's claims, for rules that read them
+	// (policy's caller.claims); nil when the caller is not authenticated
+	// by a token. They never hold the token itself. Treat them as read-only:
+	// the map is shared by every copy of the Principal.
+	Claims map[string]any
 	// Credential is what the caller presented (for example a bearer token),
 	// kept for handlers that forward it. It prints and encodes redacted;
 	// [Secret.Reveal] reads it.
@@ -63,6 +68,21 @@ type requestMeta struct {
 	ClientInfo         json.RawMessage
 	LogLevel           json.RawMessage
 	ProgressToken      json.RawMessage
+	TraceParent        json.RawMessage
+	TraceState         json.RawMessage
+	Baggage            json.RawMessage
+}
+
+// trace returns the W3C trace context the _meta carries (members that are
+// not strings are ignored).
+func (m *requestMeta) trace() TraceContext {
+	str := func(v json.RawMessage) string {
+		if len(v) == 0 || v[0] != '"' {
+			return ""
+		}
+		return jsonx.Unquote(v)
+	}
+	return TraceContext{TraceParent: str(m.TraceParent), TraceState: str(m.TraceState), Baggage: str(m.Baggage)}
 }
 
 // decodeParams decodes a request's params object. Members of the wrong type
@@ -191,6 +211,12 @@ func (d *jsonDecoder) meta() (*requestMeta, error) {
 			m.LogLevel = json.RawMessage(v)
 		case jsonx.NameIs(name, "progressToken"):
 			m.ProgressToken = json.RawMessage(v)
+		case jsonx.NameIs(name, MetaTraceParent):
+			m.TraceParent = json.RawMessage(v)
+		case jsonx.NameIs(name, MetaTraceState):
+			m.TraceState = json.RawMessage(v)
+		case jsonx.NameIs(name, MetaBaggage):
+			m.Baggage = json.RawMessage(v)
 		}
 	}
 }
@@ -207,6 +233,15 @@ func jsonKind(goKind string) string {
 		return "a boolean"
 	}
 	return "a " + goKind
+}
+
+// TraceContext is W3C Trace Context and Baggage as a request's _meta
+// carries them (traceparent, tracestate, baggage). The values are the
+// client's, unvalidated: parse them with a propagator.
+type TraceContext struct {
+	TraceParent string
+	TraceState  string
+	Baggage     string
 }
 
 // Request is what every handler receives about the request it serves: the
@@ -231,6 +266,10 @@ type Request struct {
 	// Round is 0 on a first call and n after the handler paused n times
 	// (read from the verified requestState).
 	Round int
+	// Trace is the W3C trace context in the request's _meta (the keys
+	// OpenTelemetry reserves there), as the client sent it: zero when
+	// absent. A tracer prefers it to the transport's headers.
+	Trace TraceContext
 
 	continuation  json.RawMessage
 	progressToken json.RawMessage

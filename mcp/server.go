@@ -41,6 +41,9 @@ type ServerOptions struct {
 	KeepAlive time.Duration
 	// Logger receives server diagnostics (default slog.Default()).
 	Logger *slog.Logger
+	// Observer, when set, is told about every request served, on every
+	// transport and in both eras (see Observer).
+	Observer Observer
 	// ToolFilter, when set, decides which tools a caller sees: tools/list
 	// then lists only those (with cacheScope "private") and a call of any
 	// other is answered exactly like a call of an unknown tool. It must
@@ -193,7 +196,8 @@ type call struct {
 	params *requestParams
 	req    *Request
 	spec   methodSpec
-	legacy bool // a request of a legacy (initialize-based) session
+	legacy bool         // a request of a legacy (initialize-based) session
+	obs    *observation // nil when the server has no observer
 }
 
 // HeaderSource gives the transport's request headers to admission; stdio has
@@ -276,6 +280,7 @@ func (s *Server) readMeta(p *requestParams) (*Request, *Error) {
 		}
 		req.logLevel = lvl
 	}
+	req.Trace = m.trace()
 	if t := m.ProgressToken; len(t) > 0 && string(t) != "null" {
 		if checkID(t) != nil {
 			return nil, ErrInvalidParams("Invalid params: progressToken must be a string or an integer")

@@ -90,7 +90,12 @@ func ServeStdio(ctx context.Context, s *Server, in io.Reader, out io.Writer, opt
 				// modern _meta belong to that session. Modern requests
 				// stay stateless either way.
 				if msg.method == "initialize" && !hasModernMeta(msg.params) {
+					_, ob := s.observe(ctx, msg, "stdio", LatestLegacyVersion)
 					sess, res, jerr := s.newSession(msg.params, PrincipalFrom(ctx))
+					if sess != nil {
+						ob.setVersion(sess.version)
+					}
+					ob.end(res, jerr)
 					if jerr != nil {
 						w.write(appendError(nil, msg.id, jerr))
 						break
@@ -104,18 +109,24 @@ func ServeStdio(ctx context.Context, s *Server, in io.Reader, out io.Writer, opt
 					break
 				}
 				var serve func(ctx context.Context, st stream) ([]byte, *Error)
+				var octx context.Context
+				var ob *observation
 				if legacy != nil && !hasModernMeta(msg.params) {
 					sess := legacy
-					serve = func(ctx context.Context, st stream) ([]byte, *Error) { return sess.serve(ctx, msg, st) }
+					octx, ob = s.observe(ctx, msg, "stdio", sess.version)
+					serve = func(ctx context.Context, st stream) ([]byte, *Error) { return sess.serve(ctx, msg, st, ob) }
 				} else {
-					c, jerr := s.admit(ctx, msg, nil)
+					octx, ob = s.observe(ctx, msg, "stdio", "")
+					c, jerr := s.admit(octx, msg, nil)
 					if jerr != nil {
+						ob.end(nil, jerr)
 						w.write(appendError(nil, msg.id, jerr))
 						break
 					}
+					c.obs = ob
 					serve = func(ctx context.Context, st stream) ([]byte, *Error) { return s.handle(ctx, c, st) }
 				}
-				cctx, cancel := context.WithCancel(ctx)
+				cctx, cancel := context.WithCancel(octx)
 				sc := &stdioCall{cancel: cancel, listen: msg.method == "subscriptions/listen"}
 				mu.Lock()
 				inflight[key] = sc
@@ -126,6 +137,7 @@ func ServeStdio(ctx context.Context, s *Server, in io.Reader, out io.Writer, opt
 					defer wg.Done()
 					defer func() { <-sem }()
 					result, jerr := serve(cctx, &stdioStream{w: w, call: sc, mu: &mu})
+					defer ob.end(result, jerr)
 					mu.Lock()
 					delete(inflight, key)
 					skip := sc.cancelled

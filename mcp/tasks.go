@@ -310,6 +310,9 @@ func (s *Server) toolOutcome(ctx context.Context, c *call, name string, args jso
 	}
 	out := *res
 	out.Meta = meta
+	if c.obs != nil {
+		c.obs.toolError = out.IsError
+	}
 	b, err := appendToolResult(make([]byte, 0, resultSizeHint(&out)+len(s.infoMeta)), &out, s.infoMeta)
 	if err != nil {
 		s.logger.Error("mcp: encode tools/call result", "tool", name, "err", err)
