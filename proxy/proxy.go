@@ -105,6 +105,7 @@ type Proxy struct {
 	bufs         sync.Pool // *[]byte scratch for building URLs
 	respBufs     sync.Pool // *bytes.Buffer for reading response bodies
 	values       valueDecoders
+	hide         addressHider // keeps the upstream's address out of results
 }
 
 // New builds a Proxy.
@@ -152,6 +153,7 @@ func New(cfg Config) (*Proxy, error) {
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
 	}
+	p.hide = newAddressHider(p.base, p.origin, p.basePath)
 	rt := cfg.Transport
 	if rt == nil {
 		rt = NewTransport()
@@ -198,7 +200,7 @@ func (p *Proxy) checkRedirect(req *http.Request, via []*http.Request) error {
 		return http.ErrUseLastResponse
 	}
 	if len(via) > p.maxRedirects {
-		return fmt.Errorf("stopped after %d redirects", p.maxRedirects)
+		return errTooManyRedirects
 	}
 	// Re-apply credentials: net/http copied the headers, but a query
 	// credential is not part of the new Location.
@@ -213,6 +215,8 @@ func (p *Proxy) checkRedirect(req *http.Request, via []*http.Request) error {
 	return nil
 }
 
+var errTooManyRedirects = errors.New("too many redirects")
+
 // routeKey carries the route to checkRedirect in the request context.
 type routeKey struct{}
 
@@ -221,7 +225,12 @@ type routeKey struct{}
 type Accepted struct {
 	// Location is the absolute URL to poll (resolved against the request
 	// URL; it may name another origin, which this package never calls).
+	// It names the upstream's address: never show it to an agent.
 	Location string
+	// Path is Location relative to the API (the document's paths, with
+	// the query: "/reports/7"), the form that may be shown; empty when
+	// Location is on another origin.
+	Path string
 	// RetryAfter is the upstream's Retry-After, zero when absent.
 	RetryAfter time.Duration
 }
@@ -283,6 +292,7 @@ func (p *Proxy) Do(ctx context.Context, e *Endpoint, args json.RawMessage) (*Dis
 		return nil, err
 	}
 	if res != nil {
+		p.hide.hideResult(res)
 		return &DispatchResult{Result: res}, nil
 	}
 	out := p.send(parent, ctx, e, req)
@@ -809,7 +819,7 @@ func (p *Proxy) Poll(ctx context.Context, e *Endpoint, a *Accepted) (*DispatchRe
 		return &DispatchResult{Result: mcp.ToolError("The status location of the accepted operation is not an absolute URL.")}, nil
 	}
 	if !p.sameOrigin(u) {
-		return &DispatchResult{Result: mcp.ToolError(fmt.Sprintf("The status location of the accepted operation is on another origin (%s); it is not polled so that no credential leaves the configured upstream.", originOf(u)))}, nil
+		return &DispatchResult{Result: mcp.ToolError("The status location of the accepted operation is on another origin; it is not polled so that no credential leaves the configured upstream.")}, nil
 	}
 	u.Fragment, u.RawFragment, u.User = "", "", nil
 	parent := ctx
@@ -834,7 +844,7 @@ func (p *Proxy) Poll(ctx context.Context, e *Endpoint, a *Accepted) (*DispatchRe
 	}
 	r := p.send(parent, ctx, e, req)
 	if r.Accepted == nil && stillRunning(r) {
-		r.Accepted = &Accepted{Location: a.Location, RetryAfter: retryAfter(r.Header.Get("Retry-After"))}
+		r.Accepted = &Accepted{Location: a.Location, Path: a.Path, RetryAfter: retryAfter(r.Header.Get("Retry-After"))}
 	}
 	return r, nil
 }
