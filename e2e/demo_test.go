@@ -273,8 +273,8 @@ func TestDemoModern(t *testing.T) {
 	t.Run("createReportAccepted", func(t *testing.T) {
 		res := call(t, cs, "createReport", map[string]any{"kind": "inventory"})
 		wantOK(t, "createReport", res)
-		if !strings.Contains(text(res), "Poll http://127.0.0.1:") || !strings.Contains(text(res), "/reports/") {
-			t.Errorf("createReport does not say where to poll: %s", text(res))
+		if !strings.Contains(text(res), "its status is at /reports/") || strings.Contains(text(res), "127.0.0.1") {
+			t.Errorf("createReport does not say where its status is, or names the upstream's address: %s", text(res))
 		}
 		if r := structured(t, "createReport", res); r["status"] != "running" {
 			t.Errorf("createReport = %v", r)

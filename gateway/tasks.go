@@ -46,7 +46,7 @@ func (g *Gateway) taskRun(a *api, ep *proxy.Endpoint) func(ctx context.Context, 
 			if req.TaskID == "" {
 				return r.Result, nil // not a task: report the accepted operation and where to poll
 			}
-			_ = req.SetStatus(ctx, "Accepted by the upstream; polling "+acc.Location)
+			_ = req.SetStatus(ctx, "Accepted by the upstream; polling its status "+acc.Path) // never acc.Location: the upstream's address
 			wait := acc.RetryAfter
 			if wait <= 0 {
 				wait = defaultPoll

@@ -114,8 +114,9 @@ func TestDemoEndToEnd(t *testing.T) {
 		t.Fatalf("createReport: status %d accepted %+v", out.Status, out.Accepted)
 	}
 	wantOK(t, out.Result)
-	if !strings.Contains(text(out.Result), "Poll "+out.Accepted.Location) {
-		t.Fatalf("createReport text: %s", text(out.Result))
+	if !strings.HasPrefix(out.Accepted.Path, "/reports/") || !strings.Contains(text(out.Result), "its status is at "+out.Accepted.Path+" ") ||
+		strings.Contains(text(out.Result), srv.URL) {
+		t.Fatalf("createReport text: %s (path %q)", text(out.Result), out.Accepted.Path)
 	}
 
 	// cookie parameter and the caller's identity

@@ -28,7 +28,8 @@
 // errors with the status and a body excerpt (401 says authentication
 // failed, 403 permission denied, 429 rate limited). A 202 Accepted with
 // Location or Operation-Location is reported in [DispatchResult.Accepted]
-// and rendered as a complete result telling the model where to poll. Bodies
+// and rendered as a complete result saying that the operation goes on and
+// where its status is, as a path of the API. Bodies
 // are read up to [Config.MaxResponseBytes]: a larger text or JSON body is
 // shown cut with a truncation note, a larger binary (or a JSON body that
 // must be redacted) is a tool error. Tool.RedactResponse paths are removed
@@ -47,6 +48,18 @@
 //     ".." is sent as %2E / %2E%2E), no argument can change the scheme, host
 //     or port, header values with CR, LF, NUL or other control bytes are
 //     rejected, and no argument can set a hop-by-hop or credential header.
+//   - No tool result names the upstream's address (its base URL is often
+//     internal and an agent could neither reach nor authenticate to it):
+//     the proxy's messages speak of paths of the API ("GET /pets/1"), never
+//     of URLs on other origins, and absolute URLs on the upstream origin in
+//     what the upstream sent (bodies, WWW-Authenticate, Location) are
+//     rewritten to those paths (address.go). The Go values
+//     ([Accepted.Location], [DispatchResult.Header]) keep them.
+//   - Every number argument is forwarded in the one canonical form of
+//     package jsonx, the form the MRTR arguments hash is computed over, so
+//     the request a user confirmed is the request sent; number literals
+//     beyond jsonx's limits are refused before any validation, so
+//     validating costs time linear in the arguments.
 //   - Everything the caller or the upstream did wrong (invalid arguments,
 //     4xx/5xx, 401/403, timeouts, unreachable upstream, oversized or
 //     malformed responses, cross-origin redirects) is a tool error result

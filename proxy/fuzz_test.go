@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"errors"
 	"net/url"
 	"strings"
 	"testing"
@@ -30,12 +31,13 @@ func FuzzBuildRequest(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		args := map[string]any{"v": s, "q": s, "h": s}
-		req, res, err := p.buildRequest(context.Background(), e, args)
-		if err != nil {
+		req, err := p.buildRequest(context.Background(), e, args)
+		var ce *callError
+		if err != nil && !errors.As(err, &ce) {
 			t.Fatal(err)
 		}
-		if res != nil {
-			msg := text(res)
+		if ce != nil {
+			msg := ce.msg
 			if !strings.Contains(msg, "/h") && !(s == "" && strings.Contains(msg, "/v")) {
 				t.Fatalf("unexpected rejection of %q: %s", s, msg)
 			}

@@ -18,9 +18,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-	"github.com/santhosh-tekuri/jsonschema/v6/kind"
-
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/openapi"
 )
@@ -105,6 +102,7 @@ type Proxy struct {
 	bufs         sync.Pool // *[]byte scratch for building URLs
 	respBufs     sync.Pool // *bytes.Buffer for reading response bodies
 	values       valueDecoders
+	hide         addressHider // keeps the upstream's address out of results
 }
 
 // New builds a Proxy.
@@ -152,6 +150,7 @@ func New(cfg Config) (*Proxy, error) {
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
 	}
+	p.hide = newAddressHider(p.base, p.origin, p.basePath)
 	rt := cfg.Transport
 	if rt == nil {
 		rt = NewTransport()
@@ -198,7 +197,7 @@ func (p *Proxy) checkRedirect(req *http.Request, via []*http.Request) error {
 		return http.ErrUseLastResponse
 	}
 	if len(via) > p.maxRedirects {
-		return fmt.Errorf("stopped after %d redirects", p.maxRedirects)
+		return errTooManyRedirects
 	}
 	// Re-apply credentials: net/http copied the headers, but a query
 	// credential is not part of the new Location.
@@ -213,6 +212,8 @@ func (p *Proxy) checkRedirect(req *http.Request, via []*http.Request) error {
 	return nil
 }
 
+var errTooManyRedirects = errors.New("too many redirects")
+
 // routeKey carries the route to checkRedirect in the request context.
 type routeKey struct{}
 
@@ -221,7 +222,12 @@ type routeKey struct{}
 type Accepted struct {
 	// Location is the absolute URL to poll (resolved against the request
 	// URL; it may name another origin, which this package never calls).
+	// It names the upstream's address: never show it to an agent.
 	Location string
+	// Path is Location relative to the API (the document's paths, with
+	// the query: "/reports/7"), the form that may be shown; empty when
+	// Location is on another origin.
+	Path string
 	// RetryAfter is the upstream's Retry-After, zero when absent.
 	RetryAfter time.Duration
 }
@@ -268,22 +274,19 @@ func (p *Proxy) Do(ctx context.Context, e *Endpoint, args json.RawMessage) (*Dis
 		return nil, errors.New("proxy: endpoint was compiled by another Proxy")
 	}
 	start := time.Now()
-	values, res := e.decodeArgs(args)
-	if res != nil {
-		return &DispatchResult{Result: res}, nil
-	}
 	parent := ctx
 	if p.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, p.timeout)
 		defer cancel()
 	}
-	req, res, err := p.buildRequest(ctx, e, values)
-	if err != nil {
-		return nil, err
+	values, err := e.decodeArgs(args)
+	var req *http.Request
+	if err == nil {
+		req, err = p.buildRequest(ctx, e, values)
 	}
-	if res != nil {
-		return &DispatchResult{Result: res}, nil
+	if r, err := p.failed(err); r != nil || err != nil {
+		return r, err
 	}
 	out := p.send(parent, ctx, e, req)
 	if p.log.Enabled(ctx, slog.LevelDebug) {
@@ -295,122 +298,74 @@ func (p *Proxy) Do(ctx context.Context, e *Endpoint, args json.RawMessage) (*Dis
 	return out, nil
 }
 
-// decodeArgs parses and validates the arguments; a non-nil result is the
-// tool error to return.
-func (e *Endpoint) decodeArgs(args json.RawMessage) (map[string]any, *mcp.CallToolResult) {
-	var v any
-	trimmed := bytes.TrimSpace(args)
-	if len(trimmed) == 0 || string(trimmed) == "null" {
-		v = map[string]any{}
-	} else {
-		var err error
-		v, err = e.proxy.values.decode(trimmed)
-		if ne := (*numberError)(nil); errors.As(err, &ne) {
-			return nil, mcp.ToolError("Invalid arguments: " + ne.Error())
-		}
-		if err != nil {
-			return nil, mcp.ToolError("Invalid arguments: not valid JSON: " + err.Error())
-		}
+// failed is the one place where a request that could not be built
+// becomes an outcome: a *callError the tool error result, anything else
+// the programming fault it is. Both are nil for a nil err.
+func (p *Proxy) failed(err error) (*DispatchResult, error) {
+	var ce *callError
+	if !errors.As(err, &ce) {
+		return nil, err
 	}
-	m, ok := v.(map[string]any)
-	if !ok {
-		return nil, mcp.ToolError("Invalid arguments: the arguments must be a JSON object")
-	}
-	// A schema that does not compile was logged once by compiledSchema;
-	// the call is then dispatched unvalidated rather than making the tool
-	// unusable (the upstream still validates).
-	// The fast path only ever vouches for valid arguments; whatever it
-	// cannot vouch for is decided, and explained, by jsonschema.
-	if sch, err := e.compiledSchema(); err == nil && sch != nil && (e.fast == nil || !e.fast.accepts(v)) {
-		if err := validate(sch, v); err != nil {
-			return nil, mcp.ToolError("Invalid arguments: " + validationMessage(err))
-		}
-	}
-	if e.formats != nil {
-		var bad argErrors
-		e.formats.check(m, nil, &bad)
-		if len(bad) > 0 {
-			return nil, bad.result()
-		}
-	}
-	return m, nil
+	res := ce.result()
+	p.hide.hideResult(res)
+	return &DispatchResult{Result: res}, nil
 }
 
-// validate runs jsonschema, turning a panic into an error: jsonschema v6
-// dereferences a nil big.Rat when a number it cannot parse (such as
-// 1e10000000) meets a numeric keyword, and client input must never crash
-// a worker. (decodeValue already refuses such numbers; this is defence in
-// depth.)
-func validate(sch *jsonschema.Schema, v any) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("a value could not be checked (a number may be out of range): %v", r)
-		}
-	}()
-	return sch.Validate(v)
+// authorize puts the credentials on req; the resolver must leave it on
+// the upstream origin.
+func (p *Proxy) authorize(ctx context.Context, req *http.Request, e *Endpoint) error {
+	if err := p.auth.Apply(ctx, req, &e.tool.Route); err != nil {
+		return &callError{msg: "Authentication failed: " + err.Error()}
+	}
+	if !p.sameOrigin(req.URL) {
+		return fmt.Errorf("proxy: tool %s: auth resolver changed the request origin", e.tool.Name)
+	}
+	return nil
 }
 
-// validationMessage lists every leaf problem as "/location: message".
-func validationMessage(err error) string {
-	var ve *jsonschema.ValidationError
-	if !errors.As(err, &ve) {
-		return err.Error()
-	}
-	var msgs []string
-	seen := map[string]bool{}
-	var walk func(e *jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) == 0 {
-			loc := "/" + strings.Join(escapePointer(e.InstanceLocation), "/")
-			add := func(msg string) {
-				if !seen[msg] {
-					seen[msg] = true
-					msgs = append(msgs, msg)
-				}
-			}
-			if req, ok := e.ErrorKind.(*kind.Required); ok {
-				// one line per missing property, at the property's location
-				for _, name := range req.Missing {
-					add(strings.TrimSuffix(loc, "/") + "/" + escapePointer([]string{name})[0] + ": missing required property")
-				}
-				return
-			}
-			add(loc + ": " + e.BasicOutput().Error.String())
-			return
-		}
-		for _, c := range e.Causes {
-			walk(c)
-		}
-	}
-	walk(ve)
-	if len(msgs) == 0 {
-		return err.Error()
-	}
-	return strings.Join(msgs, "; ")
-}
-
-func escapePointer(tokens []string) []string {
-	out := make([]string, len(tokens))
-	for i, t := range tokens {
-		t = strings.ReplaceAll(t, "~", "~0")
-		out[i] = strings.ReplaceAll(t, "/", "~1")
-	}
-	return out
-}
-
-// argError collects argument problems found while building the request
-// (things the schema cannot express, such as control bytes in a header).
-type argErrors []string
-
-func (a *argErrors) add(format string, args ...any) { *a = append(*a, fmt.Sprintf(format, args...)) }
-
-func (a argErrors) result() *mcp.CallToolResult {
-	return mcp.ToolError("Invalid arguments: " + strings.Join(a, "; "))
-}
-
-// buildRequest assembles the upstream request.
-func (p *Proxy) buildRequest(ctx context.Context, e *Endpoint, args map[string]any) (*http.Request, *mcp.CallToolResult, error) {
+// buildRequest assembles the upstream request: URL (path and query),
+// body, headers and cookies, credentials. Argument problems come back as
+// one *callError listing them all.
+func (p *Proxy) buildRequest(ctx context.Context, e *Endpoint, args map[string]any) (*http.Request, error) {
 	var bad argErrors
+	u, err := p.requestURL(e, args, &bad)
+	if err != nil {
+		return nil, err
+	}
+	body, contentType, err := e.buildBody(args, &bad)
+	if err != nil {
+		return nil, err
+	}
+	h := e.requestHeader(args, &bad)
+	if err := bad.err(); err != nil {
+		return nil, err
+	}
+	if contentType != "" {
+		h["Content-Type"] = []string{contentType}
+	}
+	if p.userAgent != nil {
+		h["User-Agent"] = p.userAgent
+	}
+	if h.Get("Accept") == "" {
+		h["Accept"] = acceptAny
+	}
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(context.WithValue(ctx, routeKey{}, &e.tool.Route), e.method, "/", rd)
+	if err != nil {
+		return nil, fmt.Errorf("proxy: tool %s: %w", e.tool.Name, err)
+	}
+	req.URL = u
+	req.Host = u.Host
+	req.Header = h
+	return req, p.authorize(ctx, req, e)
+}
+
+// requestURL is the base URL with the expanded path template and the
+// query.
+func (p *Proxy) requestURL(e *Endpoint, args map[string]any, bad *argErrors) (*url.URL, error) {
 	scratch := p.bufs.Get().(*[]byte)
 	defer p.bufs.Put(scratch)
 
@@ -437,18 +392,36 @@ func (p *Proxy) buildRequest(ctx context.Context, e *Endpoint, args map[string]a
 	}
 	rawPath := neutralizeDots(string(raw), len(p.basePath))
 
-	// Query: template literal first, then parameters.
-	qw := pairWriter{buf: raw[:0]}
-	if len(e.queryTmpl) > 0 {
-		for _, part := range e.queryTmpl {
-			if part.param == nil {
-				qw.raw(part.literal)
-				continue
-			}
-			if v, ok := args[part.param.name]; ok && v != nil {
-				qw.keep = keepUnreserved
-				qw.value(scalar(v))
-			}
+	qbuf := e.appendQuery(raw[:0], args)
+	rawQuery := string(qbuf)
+	*scratch = qbuf[:0] // keep the grown buffer for the pool
+
+	u := *p.base
+	u.RawQuery = rawQuery
+	path, err := url.PathUnescape(rawPath)
+	if err != nil {
+		return nil, fmt.Errorf("proxy: tool %s: built an invalid path: %w", e.tool.Name, err)
+	}
+	u.Path = path
+	u.RawPath = rawPath
+	if !p.sameOrigin(&u) { // defence in depth: cannot happen
+		return nil, fmt.Errorf("proxy: tool %s: built URL left the upstream origin", e.tool.Name)
+	}
+	return &u, nil
+}
+
+// appendQuery appends the query: the template's literal first, then the
+// query parameters.
+func (e *Endpoint) appendQuery(dst []byte, args map[string]any) []byte {
+	qw := pairWriter{buf: dst}
+	for _, part := range e.queryTmpl {
+		if part.param == nil {
+			qw.raw(part.literal)
+			continue
+		}
+		if v, ok := args[part.param.name]; ok && v != nil {
+			qw.keep = keepUnreserved
+			qw.value(scalar(v))
 		}
 	}
 	for _, q := range e.query {
@@ -461,28 +434,11 @@ func (p *Proxy) buildRequest(ctx context.Context, e *Endpoint, args map[string]a
 		}
 		qw.add(q, v)
 	}
-	rawQuery := string(qw.buf)
-	*scratch = qw.buf[:0] // keep the grown buffer for the pool
+	return qw.buf
+}
 
-	u := *p.base
-	u.RawQuery = rawQuery
-	path, err := url.PathUnescape(rawPath)
-	if err != nil {
-		return nil, nil, fmt.Errorf("proxy: tool %s: built an invalid path: %w", e.tool.Name, err)
-	}
-	u.Path = path
-	u.RawPath = rawPath
-	if !p.sameOrigin(&u) { // defence in depth: cannot happen
-		return nil, nil, fmt.Errorf("proxy: tool %s: built URL left the upstream origin", e.tool.Name)
-	}
-
-	// Body.
-	body, contentType, err := e.buildBody(args, &bad)
-	if err != nil {
-		return nil, nil, err
-	}
-
-	// Headers and cookies.
+// requestHeader is the header and cookie parameters.
+func (e *Endpoint) requestHeader(args map[string]any, bad *argErrors) http.Header {
 	h := make(http.Header, 4+len(e.headers))
 	for _, hp := range e.headers {
 		v, ok := args[hp.name]
@@ -504,40 +460,10 @@ func (p *Proxy) buildRequest(ctx context.Context, e *Endpoint, args map[string]a
 		}
 		cookie = appendCookie(cookie, cp, v)
 	}
-	if len(bad) > 0 {
-		return nil, bad.result(), nil
-	}
 	if len(cookie) > 0 {
 		h["Cookie"] = []string{string(cookie)}
 	}
-	if contentType != "" {
-		h["Content-Type"] = []string{contentType}
-	}
-	if p.userAgent != nil {
-		h["User-Agent"] = p.userAgent
-	}
-	if h.Get("Accept") == "" {
-		h["Accept"] = acceptAny
-	}
-
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(context.WithValue(ctx, routeKey{}, &e.tool.Route), e.method, "/", rd)
-	if err != nil {
-		return nil, nil, fmt.Errorf("proxy: tool %s: %w", e.tool.Name, err)
-	}
-	req.URL = &u
-	req.Host = u.Host
-	req.Header = h
-	if err := p.auth.Apply(ctx, req, &e.tool.Route); err != nil {
-		return nil, mcp.ToolError("Authentication failed: " + err.Error()), nil
-	}
-	if !p.sameOrigin(req.URL) { // the resolver must not move the request
-		return nil, nil, fmt.Errorf("proxy: tool %s: auth resolver changed the request origin", e.tool.Name)
-	}
-	return req, nil, nil
+	return h
 }
 
 var acceptAny = []string{"application/json, */*;q=0.8"}
@@ -786,82 +712,4 @@ func quoteEscape(s string) string {
 		}
 	}
 	return b.String()
-}
-
-// Poll fetches the status resource of an earlier 202 Accepted (a GET of
-// a.Location) with the credentials the endpoint's route gets, and renders
-// the answer like any response of that endpoint (redaction included). The
-// operation is still under way (Accepted is set again) when the answer is
-// a further 202, or a 200 JSON object whose "status" or "state" is one of
-// the usual in-progress words (running, pending, in_progress, queued, …);
-// otherwise the answer is the operation's result. A Location on another origin is never requested (a tool error
-// says so), so polling cannot carry a credential off the upstream. It is
-// the hook a Tasks integration drives.
-func (p *Proxy) Poll(ctx context.Context, e *Endpoint, a *Accepted) (*DispatchResult, error) {
-	if e == nil || a == nil {
-		return nil, errors.New("proxy: Poll needs an endpoint and an Accepted")
-	}
-	if e.proxy != p {
-		return nil, errors.New("proxy: endpoint was compiled by another Proxy")
-	}
-	u, err := url.Parse(a.Location)
-	if err != nil || !u.IsAbs() {
-		return &DispatchResult{Result: mcp.ToolError("The status location of the accepted operation is not an absolute URL.")}, nil
-	}
-	if !p.sameOrigin(u) {
-		return &DispatchResult{Result: mcp.ToolError(fmt.Sprintf("The status location of the accepted operation is on another origin (%s); it is not polled so that no credential leaves the configured upstream.", originOf(u)))}, nil
-	}
-	u.Fragment, u.RawFragment, u.User = "", "", nil
-	parent := ctx
-	if p.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, p.timeout)
-		defer cancel()
-	}
-	req, err := http.NewRequestWithContext(context.WithValue(ctx, routeKey{}, &e.tool.Route), http.MethodGet, u.String(), nil)
-	if err != nil {
-		return &DispatchResult{Result: mcp.ToolError("The status location of the accepted operation is not a valid URL.")}, nil
-	}
-	req.Header["Accept"] = acceptAny
-	if p.userAgent != nil {
-		req.Header["User-Agent"] = p.userAgent
-	}
-	if err := p.auth.Apply(ctx, req, &e.tool.Route); err != nil {
-		return &DispatchResult{Result: mcp.ToolError("Authentication failed: " + err.Error())}, nil
-	}
-	if !p.sameOrigin(req.URL) {
-		return nil, errors.New("proxy: auth resolver changed the request origin")
-	}
-	r := p.send(parent, ctx, e, req)
-	if r.Accepted == nil && stillRunning(r) {
-		r.Accepted = &Accepted{Location: a.Location, RetryAfter: retryAfter(r.Header.Get("Retry-After"))}
-	}
-	return r, nil
-}
-
-// stillRunning reports whether a polled status resource says the
-// operation is not finished.
-func stillRunning(r *DispatchResult) bool {
-	if r.Result == nil || r.Result.IsError || r.Status != http.StatusOK {
-		return false
-	}
-	raw, ok := r.Result.StructuredContent.(json.RawMessage)
-	if !ok {
-		return false
-	}
-	var obj map[string]json.RawMessage
-	if json.Unmarshal(raw, &obj) != nil {
-		return false
-	}
-	for _, k := range []string{"status", "state"} {
-		var v string
-		if json.Unmarshal(obj[k], &v) != nil {
-			continue
-		}
-		switch strings.ToLower(strings.ReplaceAll(v, "_", "")) {
-		case "running", "pending", "inprogress", "queued", "notstarted", "accepted", "working", "processing", "started":
-			return true
-		}
-	}
-	return false
 }

@@ -13,7 +13,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -28,6 +27,13 @@ const excerptBytes = 2048
 // send performs the exchange and renders the outcome. parent is the
 // caller's context; ctx (req's) adds the proxy's timeout.
 func (p *Proxy) send(parent, ctx context.Context, e *Endpoint, req *http.Request) *DispatchResult {
+	out := p.exchange(parent, ctx, e, req)
+	p.hide.hideResult(out.Result)
+	return out
+}
+
+// exchange is send before the upstream's address is hidden.
+func (p *Proxy) exchange(parent, ctx context.Context, e *Endpoint, req *http.Request) *DispatchResult {
 	resp, err := p.client.Do(req)
 	if err != nil {
 		return &DispatchResult{Result: mcp.ToolError(p.transportMessage(parent, ctx, req, err))}
@@ -38,7 +44,7 @@ func (p *Proxy) send(parent, ctx context.Context, e *Endpoint, req *http.Request
 	body, truncated, err := p.readBody(buf, resp.Body)
 	if err != nil {
 		return &DispatchResult{Status: resp.StatusCode, Header: resp.Header,
-			Result: mcp.ToolError(fmt.Sprintf("HTTP %s, but reading the body failed: %s", statusText(resp.StatusCode), p.transportMessage(parent, ctx, req, err)))}
+			Result: mcp.ToolError(p.bodyMessage(parent, ctx, req, resp.StatusCode, err))}
 	}
 	out := &DispatchResult{Status: resp.StatusCode, Header: resp.Header}
 	out.Result, out.Accepted = e.render(resp, body, truncated)
@@ -61,34 +67,41 @@ func (p *Proxy) readBody(b *bytes.Buffer, r io.Reader) ([]byte, bool, error) {
 	return b.Bytes(), false, nil
 }
 
-// transportMessage explains a failed exchange without the URL's query
-// (which may hold a credential) and without any header. parent is the
-// caller's context, ctx the one bounded by the proxy's timeout.
+// transportMessage explains a failed exchange with the method and the
+// path relative to the API: no address, no query (which may hold a
+// credential), no header. parent is the caller's context, ctx the one
+// bounded by the proxy's timeout.
 func (p *Proxy) transportMessage(parent, ctx context.Context, req *http.Request, err error) string {
+	return fmt.Sprintf(p.failure(parent, ctx, err, "Could not reach the upstream (%s): "), req.Method+" "+p.hide.apiPath(req.URL)) + "."
+}
+
+// bodyMessage explains a body that could not be read after status.
+func (p *Proxy) bodyMessage(parent, ctx context.Context, req *http.Request, status int, err error) string {
+	lead := "HTTP " + statusText(status) + ", but the body could not be read (%s): "
+	return fmt.Sprintf(p.failure(parent, ctx, err, lead), req.Method+" "+p.hide.apiPath(req.URL)) + "."
+}
+
+// failure is the sentence for a failed exchange, with one %s for where;
+// lead starts it when the cause is the connection itself.
+func (p *Proxy) failure(parent, ctx context.Context, err error, lead string) string {
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		err = ue.Err
 	}
-	where := req.Method + " " + p.origin + req.URL.EscapedPath()
+	var ne net.Error
 	switch {
 	case parent.Err() != nil && errors.Is(parent.Err(), context.Canceled):
-		return fmt.Sprintf("The call was cancelled before the upstream answered (%s).", where)
+		return "The call was cancelled before the upstream answered (%s)"
 	case parent.Err() != nil:
-		return fmt.Sprintf("The call ran out of time before the upstream answered (%s).", where)
+		return "The call ran out of time before the upstream answered (%s)"
 	case ctx.Err() != nil:
-		return fmt.Sprintf("The upstream did not answer within %s (%s).", p.timeout, where)
+		return "The upstream did not answer within " + p.timeout.String() + " (%s)"
+	case errors.As(err, &ne) && ne.Timeout():
+		return "The upstream did not answer in time (%s)"
+	case errors.Is(err, errTooManyRedirects):
+		return "The upstream redirected too many times (%s): stopped after " + strconv.Itoa(p.maxRedirects) + " redirects"
 	}
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		return fmt.Sprintf("The upstream did not answer in time (%s): %v", where, err)
-	}
-	if errors.Is(err, syscall.ECONNREFUSED) {
-		return fmt.Sprintf("Could not reach the upstream (%s): connection refused.", where)
-	}
-	if strings.HasPrefix(err.Error(), "stopped after") {
-		return fmt.Sprintf("The upstream redirected too many times (%s): %v", where, err)
-	}
-	return fmt.Sprintf("Could not reach the upstream (%s): %v", where, err)
+	return lead + strings.ReplaceAll(p.hide.transportReason(err), "%", "%%")
 }
 
 // putRespBuf returns a response buffer to the pool unless it grew large.
@@ -115,19 +128,20 @@ func (e *Endpoint) render(resp *http.Response, body []byte, truncated bool) (*mc
 	limit := e.proxy.maxBytes
 
 	if code >= 300 && code < 400 {
-		loc := resp.Header.Get("Location")
-		if loc != "" {
-			if u, err := resp.Request.URL.Parse(loc); err == nil {
-				if !e.proxy.sameOrigin(u) {
-					return mcp.ToolError(fmt.Sprintf("HTTP %s: the upstream redirected to another origin (%s); the redirect was not followed so that no credential leaves the configured upstream.", statusText(code), originOf(u))), nil
-				}
-				loc = u.Redacted()
-			}
-		}
 		if code == http.StatusNotModified {
 			return mcp.TextResult("HTTP 304 Not Modified"), nil
 		}
-		return mcp.ToolError(fmt.Sprintf("HTTP %s: redirect to %s not followed.", statusText(code), loc)), nil
+		to := ""
+		if loc := resp.Header.Get("Location"); loc != "" {
+			u, err := resp.Request.URL.Parse(loc)
+			if err == nil && !e.proxy.sameOrigin(u) {
+				return mcp.ToolError(fmt.Sprintf("HTTP %s: the upstream redirected to another origin; the redirect was not followed so that no credential leaves the configured upstream.", statusText(code))), nil
+			}
+			if err == nil {
+				to = " to " + e.proxy.hide.apiPath(u)
+			}
+		}
+		return mcp.ToolError(fmt.Sprintf("HTTP %s: the redirect%s was not followed.", statusText(code), to)), nil
 	}
 
 	if code >= 400 {
@@ -141,10 +155,16 @@ func (e *Endpoint) render(resp *http.Response, body []byte, truncated bool) (*mc
 			loc = resp.Header.Get("Location")
 		}
 		if loc != "" {
-			if u, err := resp.Request.URL.Parse(loc); err == nil {
-				loc = u.String()
-			}
 			accepted = &Accepted{Location: loc, RetryAfter: retryAfter(resp.Header.Get("Retry-After"))}
+			if u, err := resp.Request.URL.Parse(loc); err == nil {
+				accepted.Location = u.String()
+				if e.proxy.sameOrigin(u) {
+					accepted.Path = e.proxy.hide.apiPath(u)
+					if u.RawQuery != "" {
+						accepted.Path += "?" + u.RawQuery
+					}
+				}
+			}
 		}
 	}
 
@@ -153,14 +173,24 @@ func (e *Endpoint) render(resp *http.Response, body []byte, truncated bool) (*mc
 		res = e.checkOutput(res, truncated, limit)
 	}
 	if accepted != nil && !res.IsError {
-		note := "The operation was accepted (HTTP 202) and continues asynchronously. Poll " + accepted.Location + " for its status"
-		if accepted.RetryAfter > 0 {
-			note += " (retry after " + accepted.RetryAfter.String() + ")"
-		}
-		note += "."
-		res.Content = append([]mcp.Content{mcp.TextContent(note)}, res.Content...)
+		res.Content = append([]mcp.Content{mcp.TextContent(acceptedNote(accepted))}, res.Content...)
 	}
 	return res, accepted
+}
+
+// acceptedNote tells the agent that the operation goes on, and where its
+// status is in the API's terms (never the upstream's address).
+func acceptedNote(a *Accepted) string {
+	note := "The operation was accepted (HTTP 202) and continues asynchronously"
+	if a.Path != "" {
+		note += "; its status is at " + a.Path + " (a path of this API)"
+	} else {
+		note += "; its status is reported on another origin, which the gateway does not call"
+	}
+	if a.RetryAfter > 0 {
+		note += "; retry after " + a.RetryAfter.String()
+	}
+	return note + "."
 }
 
 func (e *Endpoint) successResult(code int, mt, ct string, body []byte, truncated bool, limit int64, resp *http.Response) *mcp.CallToolResult {
@@ -209,7 +239,7 @@ func (e *Endpoint) successResult(code int, mt, ct string, body []byte, truncated
 	if mt == "" {
 		mt = "application/octet-stream"
 	}
-	uri := e.proxy.origin + resp.Request.URL.EscapedPath()
+	uri := "upstream:" + e.proxy.hide.apiPath(resp.Request.URL)
 	return &mcp.CallToolResult{Content: []mcp.Content{mcp.EmbeddedResource(mcp.ResourceContents{URI: uri, MIMEType: mt, Blob: data})}}
 }
 

@@ -128,10 +128,11 @@ func TestResponses(t *testing.T) {
 
 func TestAccepted(t *testing.T) {
 	for _, tc := range []struct {
-		name, header, value, want string
+		name, header, value, want, path, shown string
 	}{
-		{"location", "Location", "/reports/7", "/reports/7"},
-		{"operation-location", "Operation-Location", "https://status.example/ops/1", "https://status.example/ops/1"},
+		{"location", "Location", "/reports/7", "/reports/7", "/reports/7", "its status is at /reports/7 "},
+		{"location-query", "Location", "../reports/7?v=2", "/reports/7?v=2", "/reports/7?v=2", "its status is at /reports/7?v=2 "},
+		{"operation-location", "Operation-Location", "https://status.example/ops/1", "https://status.example/ops/1", "", "another origin"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := newRecorder(t, reply(202, "application/json", `{"id":7,"status":"running"}`, tc.header, tc.value, "Retry-After", "3"))
@@ -152,8 +153,11 @@ func TestAccepted(t *testing.T) {
 				t.Errorf("accepted %+v, want %s", out.Accepted, want)
 			}
 			wantOK(t, out.Result)
-			if !strings.Contains(text(out.Result), "accepted (HTTP 202)") || !strings.Contains(text(out.Result), want) {
-				t.Errorf("text %q", text(out.Result))
+			if !strings.Contains(text(out.Result), "accepted (HTTP 202)") || !strings.Contains(text(out.Result), tc.shown) || strings.Contains(text(out.Result), "://") {
+				t.Errorf("text %q, want it to say %q and no absolute URL", text(out.Result), tc.shown)
+			}
+			if out.Accepted.Path != tc.path {
+				t.Errorf("path %q, want %q", out.Accepted.Path, tc.path)
 			}
 			if structured(t, out.Result) != `{"id":7,"status":"running"}` {
 				t.Errorf("structured %s", structured(t, out.Result))
@@ -442,7 +446,7 @@ func TestCheckOutput(t *testing.T) {
 		{"mismatch", reply(200, "application/json", `{"id":"x"}`), true, true, "does not match the tool's documented output schema: /id: got string, want integer"},
 		{"not-json", reply(200, "text/plain", `hello`), true, true, "not JSON"},
 		{"mismatch-unchecked", reply(200, "application/json", `{"id":"x"}`), false, false, `{"id":"x"}`},
-		{"accepted-unchecked", reply(202, "application/json", `{"job":1}`, "Location", "/jobs/1"), true, false, "Poll"},
+		{"accepted-unchecked", reply(202, "application/json", `{"job":1}`, "Location", "/jobs/1"), true, false, "accepted (HTTP 202)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := newRecorder(t, tc.h)
