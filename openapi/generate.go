@@ -327,6 +327,7 @@ func (g *generator) tool(docPath string, item *openapi3.PathItem, method string,
 	tool.Annotations = annotations(method, tool.Title, ov)
 	tool.RedactResponse = slices.Clone(ov.RedactResponse)
 	tool.Task = ov.Task
+	tool.Tags = slices.Clone(op.Tags)
 	if len(tool.RedactResponse) > 0 && tool.OutputSchema != nil {
 		narrowed, err := narrowOutputSchema(tool.OutputSchema, tool.RedactResponse)
 		if err != nil {

@@ -265,6 +265,44 @@ func TestNaming(t *testing.T) {
 	}
 }
 
+// TestTags: a tool carries its operation's tags in document order, in the
+// manifest but never in tools/list; a tag change is a compatible drift.
+func TestTags(t *testing.T) {
+	res := loadGenerate(t, "testdata/naming.yaml", GenerateOptions{})
+	get := findTool(t, res, "repos_get")
+	if !slices.Equal(get.Tags, []string{"repos", "read"}) {
+		t.Errorf("tags = %q, want [repos read]", get.Tags)
+	}
+	if del := findTool(t, res, "repos_delete"); del.Tags != nil {
+		t.Errorf("untagged operation: tags = %q", del.Tags)
+	}
+	list, err := EncodeToolsList(res.Tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(list), `"tags"`) {
+		t.Error("tools/list carries tags")
+	}
+	manifest, err := NewManifest(res).Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(manifest), `"tags": [`) {
+		t.Error("the manifest lost the tags")
+	}
+	changed := *NewManifest(res)
+	changed.Tools = slices.Clone(changed.Tools)
+	for i := range changed.Tools {
+		if changed.Tools[i].Name == "repos_get" {
+			changed.Tools[i].Tags = []string{"repos"}
+		}
+	}
+	got := Diff(NewManifest(res), &changed)
+	if len(got) != 1 || got[0].Breaking || got[0].Message != "tags changed" {
+		t.Errorf("diff of a tag change = %v", got)
+	}
+}
+
 func TestAnnotations(t *testing.T) {
 	res := loadGenerate(t, "testdata/naming.yaml", GenerateOptions{})
 	get := findTool(t, res, "repos_get").Annotations

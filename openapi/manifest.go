@@ -352,6 +352,9 @@ func diffTool(o, n *Tool) []Change {
 	if !reflect.DeepEqual(o.Route, n.Route) {
 		add(false, "route changed (%s %s → %s %s)", o.Route.Method, o.Route.Path, n.Route.Method, n.Route.Path)
 	}
+	if !slices.Equal(o.Tags, n.Tags) {
+		add(false, "tags changed")
+	}
 	if !slices.Equal(o.RedactResponse, n.RedactResponse) {
 		add(len(n.RedactResponse) < len(o.RedactResponse), "redactResponse changed")
 	}

@@ -73,6 +73,9 @@ type Tool struct {
 	// Task marks a long-running operation to serve as a task tool
 	// (x-mcp-task or an override). Not part of tools/list.
 	Task bool `json:"task,omitempty"`
+	// Tags are the operation's tags, in document order (for discovery's
+	// search index and for filters). Not part of tools/list.
+	Tags []string `json:"tags,omitempty"`
 }
 
 // Annotations are the MCP tool behaviour hints. Every field is always set:
