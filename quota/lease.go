@@ -25,7 +25,7 @@ type lease struct {
 	tokens  int // leased, unspent; never more than rule.batch
 	expires time.Time
 	dryTill time.Time // the bank had no token for this lease until then: do not ask again before
-	refs    int           // calls using the lease now; a lease in use is never forgotten
+	refs    int       // calls using the lease now; a lease in use is never forgotten
 
 	fetch sync.Mutex // one bank round trip per lease at a time
 }
