@@ -229,33 +229,28 @@ type Entry struct {
 // Confirm records the confirmation asked and the answer ("" when none came
 // back).
 func (e *Entry) Confirm(asked, answer string) {
-	if e == nil {
-		return
-	}
-	e.mu.Lock()
-	e.rec.Confirmation = &Confirmation{Asked: asked, Answer: answer}
-	e.mu.Unlock()
+	e.set(func(r *Record) { r.Confirmation = &Confirmation{Asked: asked, Answer: answer} })
 }
 
 // Upstream records the upstream's HTTP status (the last one, when the call
 // polled).
 func (e *Entry) Upstream(status int) {
-	if e == nil {
-		return
-	}
-	e.mu.Lock()
-	e.rec.HTTPStatus = status
-	e.mu.Unlock()
+	e.set(func(r *Record) { r.HTTPStatus = status })
 }
 
 // Refuse records that a policy ("policy") or a quota ("quota") refused the
 // call.
 func (e *Entry) Refuse(by string) {
+	e.set(func(r *Record) { r.RefusedBy = by })
+}
+
+// set changes the record in progress (nothing on a nil Entry).
+func (e *Entry) set(f func(*Record)) {
 	if e == nil {
 		return
 	}
 	e.mu.Lock()
-	e.rec.RefusedBy = by
+	f(&e.rec)
 	e.mu.Unlock()
 }
 

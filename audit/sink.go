@@ -92,10 +92,8 @@ func (s *WriterSink) Close() error { return nil }
 // rotations by copy-truncate) may append to one file without interleaving
 // their lines.
 type FileSink struct {
-	mu   sync.Mutex
-	path string
-	f    *os.File
-	buf  bytes.Buffer
+	WriterSink
+	f *lockedFile
 }
 
 // OpenFile opens (creating, mode 0600) the file at path for appending.
@@ -107,33 +105,31 @@ func OpenFile(path string) (*FileSink, error) {
 	if err != nil {
 		return nil, fmt.Errorf("audit: file sink: %w", err)
 	}
-	return &FileSink{path: path, f: f}, nil
-}
-
-// Write implements [Sink].
-func (s *FileSink) Write(_ context.Context, batch []Record) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.buf.Reset()
-	if err := encodeLines(&s.buf, batch); err != nil {
-		return err
-	}
-	unlock, err := lockFile(s.f)
-	if err != nil {
-		return fmt.Errorf("audit: lock %s: %w", s.path, err)
-	}
-	defer unlock()
-	if _, err := s.f.Write(s.buf.Bytes()); err != nil {
-		return fmt.Errorf("audit: append to %s: %w", s.path, err)
-	}
-	return nil
+	lf := &lockedFile{f}
+	return &FileSink{WriterSink: WriterSink{w: lf}, f: lf}, nil
 }
 
 // Close implements [Sink].
 func (s *FileSink) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.f.Close()
+	return s.f.f.Close()
+}
+
+// lockedFile writes under the file's advisory lock.
+type lockedFile struct{ f *os.File }
+
+func (l *lockedFile) Write(p []byte) (int, error) {
+	unlock, err := lockFile(l.f)
+	if err != nil {
+		return 0, fmt.Errorf("audit: lock %s: %w", l.f.Name(), err)
+	}
+	defer unlock()
+	n, err := l.f.Write(p)
+	if err != nil {
+		return n, fmt.Errorf("audit: append to %s: %w", l.f.Name(), err)
+	}
+	return n, nil
 }
 
 // Filter selects records.
@@ -161,6 +157,34 @@ func (f Filter) Normalize() Filter {
 	}
 	f.Limit = min(f.Limit, MaxLimit)
 	return f
+}
+
+// Cond is one condition of a Filter on the columns the stores index:
+// time_ns (Unix nanoseconds), kind, subject, tool and outcome.
+type Cond struct {
+	Column string
+	Op     string // "=", ">=" or "<"
+	Value  any    // an int64 for time_ns, a string otherwise
+}
+
+// Conds lists f's conditions on the stores' columns, for a store's WHERE
+// clause (the limit aside).
+func (f Filter) Conds() []Cond {
+	var cs []Cond
+	if !f.Since.IsZero() {
+		cs = append(cs, Cond{"time_ns", ">=", f.Since.UnixNano()})
+	}
+	if !f.Until.IsZero() {
+		cs = append(cs, Cond{"time_ns", "<", f.Until.UnixNano()})
+	}
+	for _, c := range []struct{ col, v string }{
+		{"subject", f.Subject}, {"tool", f.Tool}, {"outcome", string(f.Outcome)}, {"kind", string(f.Kind)},
+	} {
+		if c.v != "" {
+			cs = append(cs, Cond{c.col, "=", c.v})
+		}
+	}
+	return cs
 }
 
 // Match reports whether f selects r (ignoring the limit).

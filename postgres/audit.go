@@ -72,27 +72,9 @@ func (s *AuditStore) List(ctx context.Context, f audit.Filter) ([]audit.Record, 
 		where []string
 		args  []any
 	)
-	add := func(col string, v any) {
-		args = append(args, v)
-		where = append(where, col+"$"+strconv.Itoa(len(args)))
-	}
-	if !f.Since.IsZero() {
-		add("time_ns >= ", f.Since.UnixNano())
-	}
-	if !f.Until.IsZero() {
-		add("time_ns < ", f.Until.UnixNano())
-	}
-	if f.Subject != "" {
-		add("subject = ", f.Subject)
-	}
-	if f.Tool != "" {
-		add("tool = ", f.Tool)
-	}
-	if f.Outcome != "" {
-		add("outcome = ", string(f.Outcome))
-	}
-	if f.Kind != "" {
-		add("kind = ", string(f.Kind))
+	for _, c := range f.Conds() {
+		args = append(args, c.Value)
+		where = append(where, c.Column+" "+c.Op+" $"+strconv.Itoa(len(args)))
 	}
 	q := `SELECT record FROM audit_records`
 	if len(where) > 0 {

@@ -65,10 +65,7 @@ func (ls *leases) take(ctx context.Context, claims []claim, now time.Time) (Verd
 	v := Verdict{Allowed: true, Rule: -1}
 	for _, l := range held {
 		if l.tokens < 1 {
-			if v.Allowed {
-				v = Verdict{Rule: l.rule.index}
-			}
-			v.RetryAfter = max(v.RetryAfter, l.dryTill.Sub(now), time.Millisecond)
+			v.refuse(l.rule.index, max(l.dryTill.Sub(now), time.Millisecond))
 		}
 	}
 	if v.Allowed {

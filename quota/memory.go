@@ -39,10 +39,7 @@ func (m *memory) take(claims []claim, now time.Time) Verdict {
 		b := m.bucket(c, now)
 		b.refill(now)
 		if b.tokens < 1 {
-			if v.Allowed {
-				v = Verdict{Rule: c.rule.index}
-			}
-			v.RetryAfter = max(v.RetryAfter, c.rule.retryAfter(b.tokens))
+			v.refuse(c.rule.index, c.rule.retryAfter(b.tokens))
 		}
 		got = append(got, b)
 	}

@@ -121,6 +121,15 @@ type Verdict struct {
 	Rule int
 }
 
+// refuse turns v into a refusal by rule (the first one to refuse is kept)
+// that lasts at least wait.
+func (v *Verdict) refuse(rule int, wait time.Duration) {
+	if v.Allowed {
+		*v = Verdict{Rule: rule}
+	}
+	v.RetryAfter = max(v.RetryAfter, wait)
+}
+
 // Message is the text of the tool error for a refused call.
 func (v Verdict) Message() string {
 	s := int64(math.Ceil(v.RetryAfter.Seconds()))
