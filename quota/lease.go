@@ -80,19 +80,7 @@ func (ls *leases) take(ctx context.Context, claims []claim, now time.Time) (Verd
 // lease returns the claim's lease (the rule's overflow lease when the map
 // is at its bound). ls.mu is held.
 func (ls *leases) lease(c claim) *lease {
-	if l, ok := ls.m[c.key]; ok {
-		return l
-	}
-	key := c.key
-	if len(ls.m) >= ls.max {
-		key = overflowKey(c.rule)
-		if l, ok := ls.m[key]; ok {
-			return l
-		}
-	}
-	l := &lease{key: key, rule: c.rule}
-	ls.m[key] = l
-	return l
+	return slotFor(ls.m, c, ls.max, func(key string) *lease { return &lease{key: key, rule: c.rule} })
 }
 
 // refill leases a batch for l if it is empty or expired, giving back the

@@ -54,19 +54,9 @@ func (m *memory) take(claims []claim, now time.Time) Verdict {
 // bucket returns the claim's bucket, a new full one when it has none, or
 // the rule's overflow bucket when the map is at its bound.
 func (m *memory) bucket(c claim, now time.Time) *bucket {
-	if b, ok := m.buckets[c.key]; ok {
-		return b
-	}
-	key := c.key
-	if len(m.buckets) >= m.max {
-		key = overflowKey(c.rule)
-		if b, ok := m.buckets[key]; ok {
-			return b
-		}
-	}
-	b := &bucket{tokens: float64(c.rule.Limit), last: now, rule: c.rule}
-	m.buckets[key] = b
-	return b
+	return slotFor(m.buckets, c, m.max, func(string) *bucket {
+		return &bucket{tokens: float64(c.rule.Limit), last: now, rule: c.rule}
+	})
 }
 
 func (b *bucket) refill(now time.Time) {

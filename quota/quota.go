@@ -306,3 +306,22 @@ func (r *rule) retryAfter(tokens float64) time.Duration {
 
 // overflowKey is the bucket of a rule's callers that found no room.
 func overflowKey(r *rule) string { return "q1:overflow:" + r.id + ":" + strconv.Itoa(r.index) }
+
+// slotFor returns m's entry for the claim, made by mk when missing; once m
+// holds limit entries, the claims of a rule that have none share the rule's
+// overflow entry instead.
+func slotFor[V any](m map[string]V, c claim, limit int, mk func(key string) V) V {
+	if v, ok := m[c.key]; ok {
+		return v
+	}
+	key := c.key
+	if len(m) >= limit {
+		key = overflowKey(c.rule)
+		if v, ok := m[key]; ok {
+			return v
+		}
+	}
+	v := mk(key)
+	m[key] = v
+	return v
+}
