@@ -1,0 +1,114 @@
+package discovery
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/mcpgate/mcpgate/openapi"
+)
+
+// FromTools makes the index input for the tools of one API. doc, when not
+// nil, is the document the tools were generated from: it gives each tool its
+// operation's tags and the names of its request and response schemas, which
+// the tools themselves do not carry.
+func FromTools(api string, tools []openapi.Tool, doc *openapi.Document) []Doc {
+	var extra map[string]opInfo
+	if doc != nil && doc.T != nil {
+		extra = operationInfo(doc.T)
+	}
+	out := make([]Doc, len(tools))
+	for i := range tools {
+		t := &tools[i]
+		d := Doc{API: api, Name: t.Name, Title: t.Title, Description: t.Description,
+			Method: t.Route.Method, Path: t.Route.Path, OperationID: t.Route.OperationID}
+		d.Params = make([]string, len(t.Route.Arguments))
+		for j, a := range t.Route.Arguments {
+			d.Params[j] = a.Name
+		}
+		if info, ok := extra[t.Route.Method+" "+cmp0(t.Route.DocPath, t.Route.Path)]; ok {
+			d.Tags, d.Schemas = info.tags, info.schemas
+		}
+		out[i] = d
+	}
+	return out
+}
+
+type opInfo struct {
+	tags, schemas []string
+}
+
+// operationInfo reads each operation's tags and schema names, keyed by
+// "METHOD /path" as in the document.
+func operationInfo(t *openapi3.T) map[string]opInfo {
+	out := map[string]opInfo{}
+	if t.Paths == nil {
+		return out
+	}
+	for path, item := range t.Paths.Map() {
+		for method, op := range item.Operations() {
+			info := opInfo{tags: op.Tags}
+			seen := map[string]bool{}
+			add := func(ref string) {
+				name := refName(ref)
+				if name != "" && !seen[name] {
+					seen[name] = true
+					info.schemas = append(info.schemas, name)
+				}
+			}
+			if rb := op.RequestBody; rb != nil && rb.Value != nil {
+				for _, mt := range rb.Value.Content {
+					schemaNames(mt.Schema, add)
+				}
+			}
+			if op.Responses != nil {
+				for code, r := range op.Responses.Map() {
+					if !strings.HasPrefix(code, "2") || r == nil {
+						continue
+					}
+					add(r.Ref)
+					if r.Value != nil {
+						for _, mt := range r.Value.Content {
+							schemaNames(mt.Schema, add)
+						}
+					}
+				}
+			}
+			sort.Strings(info.schemas)
+			out[strings.ToUpper(method)+" "+path] = info
+		}
+	}
+	return out
+}
+
+// schemaNames reports the named schemas a body is made of: the schema
+// itself, its items, and the items of a list envelope (Stripe's "data",
+// OData's "value").
+func schemaNames(s *openapi3.SchemaRef, add func(string)) {
+	if s == nil {
+		return
+	}
+	add(s.Ref)
+	v := s.Value
+	if v == nil {
+		return
+	}
+	if v.Items != nil {
+		add(v.Items.Ref)
+	}
+	for _, env := range []string{"data", "value"} {
+		if p := v.Properties[env]; p != nil && p.Value != nil && p.Value.Items != nil {
+			add(p.Value.Items.Ref)
+		}
+	}
+}
+
+// refName is the last part of a local $ref ("#/components/schemas/issuing.card"
+// → "issuing.card").
+func refName(ref string) string {
+	if ref == "" {
+		return ""
+	}
+	return ref[strings.LastIndexByte(ref, '/')+1:]
+}
