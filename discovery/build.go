@@ -84,7 +84,7 @@ func (b *builder) build() {
 func (b *builder) fields(d *Doc, fields [][]string) {
 	add := func(f int) func(string) {
 		return func(w string) {
-			if !stopWords[w] {
+			if !stopWords[w] || selfWords[w] {
 				fields[f] = append(fields[f], b.stems.stem(w))
 			}
 		}
@@ -122,6 +122,28 @@ func (b *builder) fields(d *Doc, fields [][]string) {
 	for _, a := range b.docActions(d, item) {
 		fields[fAction] = append(fields[fAction], actionToken(a))
 	}
+	if isSelf(d) {
+		fields[fAction] = append(fields[fAction], actionToken("self"))
+	}
+}
+
+// isSelf reports whether a tool acts on the caller itself: a path through
+// "/me" or "/self" (Graph, Spotify), GitHub's "/user/…", or a title that
+// says "the authenticated user" or "the current user".
+func isSelf(d *Doc) bool {
+	segs := strings.Split(strings.Trim(d.Path, "/"), "/")
+	for i, s := range segs {
+		switch strings.ToLower(s) {
+		case "me", "self", "current", "mine", "@me":
+			return true
+		case "user":
+			if i == 0 || (i == 1 && strings.HasPrefix(segs[0], "v")) {
+				return true
+			}
+		}
+	}
+	t := strings.ToLower(d.Title)
+	return strings.Contains(t, "authenticated user") || strings.Contains(t, "current user")
 }
 
 // docActions are the canonical actions of a tool: those of its method, and
@@ -136,6 +158,9 @@ func (b *builder) docActions(d *Doc, itemPath bool) []string {
 				first = w
 			}
 		})
+		if nounish[first] {
+			return
+		}
 		for _, a := range b.ix.actions.of(b.stems.stem(first)) {
 			acts = appendUnique(acts, a)
 		}

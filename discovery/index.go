@@ -230,6 +230,7 @@ type hit struct {
 // scratch is one search's working memory, pooled.
 type scratch struct {
 	acc     []float32 // total score per doc
+	matched []float32 // weight of the concepts a doc matched
 	best    []float32 // the current concept's best variant score per doc
 	touched []int32   // docs with acc > 0
 	inBest  []int32   // docs with best > 0
@@ -241,7 +242,7 @@ func (ix *Index) getScratch() *scratch {
 		return s
 	}
 	n := len(ix.docs)
-	return &scratch{acc: make([]float32, n), best: make([]float32, n)}
+	return &scratch{acc: make([]float32, n), matched: make([]float32, n), best: make([]float32, n)}
 }
 
 // rank scores every tool a concept reaches and keeps the best limit tools
@@ -249,7 +250,9 @@ func (ix *Index) getScratch() *scratch {
 func (ix *Index) rank(concepts []concept, limit int, q Query) []hit {
 	s := ix.getScratch()
 	defer ix.scratch.Put(s)
+	var total float32
 	for _, c := range concepts {
+		total += c.w
 		for _, v := range c.vs {
 			for _, p := range ix.postings[v.term] {
 				sc := v.w * p.impact
@@ -266,6 +269,7 @@ func (ix *Index) rank(concepts []concept, limit int, q Query) []hit {
 				s.touched = append(s.touched, d)
 			}
 			s.acc[d] += c.w * s.best[d]
+			s.matched[d] += c.w
 			s.best[d] = 0
 		}
 		s.inBest = s.inBest[:0]
@@ -273,7 +277,10 @@ func (ix *Index) rank(concepts []concept, limit int, q Query) []hit {
 	h := topK{items: s.heap[:0], k: limit}
 	for _, d := range s.touched {
 		score := s.acc[d] * ix.prior[d]
-		s.acc[d] = 0
+		if ix.opts.Ranking == Ranked {
+			score *= coordination(s.matched[d], total)
+		}
+		s.acc[d], s.matched[d] = 0, 0
 		if !h.wants(d, score) {
 			continue
 		}
@@ -290,6 +297,15 @@ func (ix *Index) rank(concepts []concept, limit int, q Query) []hit {
 	out := h.sorted()
 	s.heap = h.items[:0]
 	return out
+}
+
+// coordination favours tools that match more of the query's concepts over
+// tools that match one of them very well.
+func coordination(matched, total float32) float32 {
+	if total == 0 {
+		return 1
+	}
+	return matched / total
 }
 
 // topK keeps the k best hits in a min-heap; ties go to the earlier tool.

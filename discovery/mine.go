@@ -12,10 +12,12 @@ import "strings"
 // Singular and plural need no mining: they share a stem.
 
 const (
-	minAliasDocs  = 3   // a pair must co-occur on at least this many tools
-	minAliasShare = 0.7 // share of the text word's tools that have the path word
-	maxCrossShare = 0.2 // how often each word may appear on the other side
-	wAlias        = 0.7 // weight of an alias beside the word itself
+	minAliasDocs   = 3    // a pair must co-occur on at least this many tools
+	minAliasShare  = 0.6  // share of the text word's tools that have the path word
+	minAliasReturn = 0.25 // share of the path word's tools that have the text word
+	maxCrossShare  = 0.2  // how often each word may appear on the other side
+	minAliasLen    = 3    // shorter stems are too ambiguous
+	wAlias         = 0.7  // weight of an alias beside the word itself
 )
 
 func mineAliases(docs []Doc, stems stemmer) map[string][]weighted {
@@ -59,7 +61,10 @@ func mineAliases(docs []Doc, stems stemmer) map[string][]weighted {
 		if n < minAliasDocs {
 			continue
 		}
-		if float64(n)/float64(inText[pt.t]) < minAliasShare {
+		if len(pt.p) < minAliasLen || len(pt.t) < minAliasLen {
+			continue
+		}
+		if float64(n) < minAliasShare*float64(inText[pt.t]) || float64(n) < minAliasReturn*float64(inPath[pt.p]) {
 			continue
 		}
 		if float64(inText[pt.p]) > maxCrossShare*float64(inPath[pt.p]) || float64(inPath[pt.t]) > maxCrossShare*float64(inText[pt.t]) {

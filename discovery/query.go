@@ -3,11 +3,13 @@ package discovery
 // Variant weights: how much a stand-in for a query word counts beside the
 // word itself.
 const (
-	wAbbrev    = 0.8 // "repo" for "repository"
-	wAction    = 1.0 // the canonical action of a verb, matched on the action field
-	wImplied   = 0.5 // the read action implied by a question ("which invoices …")
-	wSelf      = 0.3 // "my" as "me", "self", "authenticated", "current"
-	wGroupmate = 0.4 // another verb of the same action group, on the text fields
+	wAbbrev       = 0.8 // "repo" for "repository"
+	wAction       = 1.0 // the canonical action of a verb, matched on the action field
+	wImplied      = 0.5 // the read action implied by a question ("which invoices …")
+	wSelf         = 0.3 // "my" as "me", "self", "authenticated", "current"
+	wGroupmate    = 0.4 // another verb of the same action group, on the text fields
+	wCompoundHead = 0.7 // "mail" for "email"
+	wCompoundPart = 0.5 // "drive" for "onedrive"
 )
 
 // compile turns a query into concepts over the index's terms. Words with no
@@ -45,8 +47,9 @@ func (ix *Index) compile(text string) []concept {
 		s := stem(w)
 		isFirst := first
 		first = false
-		if acts := ix.actions.of(s); len(acts) > 0 && (isFirst || !nounish[w]) {
-			for _, a := range acts {
+		verb := isFirst || !nounish[w]
+		if verb {
+			for _, a := range ix.actions.of(s) {
 				addAction(a, wAction)
 			}
 		}
@@ -54,7 +57,7 @@ func (ix *Index) compile(text string) []concept {
 			continue
 		}
 		seen[s] = true
-		if c, ok := ix.wordConcept(w, s); ok {
+		if c, ok := ix.wordConcept(w, s, verb); ok {
 			cs = append(cs, c)
 		}
 	}
@@ -62,14 +65,8 @@ func (ix *Index) compile(text string) []concept {
 		addAction("read", wImplied)
 	}
 	if self {
-		c := concept{w: 1}
-		for _, t := range []string{"me", "self", "authent", "current"} {
-			if id, ok := ix.terms[t]; ok {
-				c.vs = append(c.vs, variant{id, wSelf})
-			}
-		}
-		if len(c.vs) > 0 {
-			cs = append(cs, c)
+		if id, ok := ix.terms[actionToken("self")]; ok {
+			cs = append(cs, concept{w: 1, vs: []variant{{id, wSelf}}})
 		}
 	}
 	return cs
@@ -78,7 +75,7 @@ func (ix *Index) compile(text string) []concept {
 // wordConcept is one query word with its stand-ins: abbreviations, general
 // synonyms, the aliases mined from the document, and the other verbs of its
 // action group.
-func (ix *Index) wordConcept(w, s string) (concept, bool) {
+func (ix *Index) wordConcept(w, s string, verb bool) (concept, bool) {
 	c := concept{w: 1}
 	add := func(term string, weight float32) {
 		id, ok := ix.terms[term]
@@ -107,12 +104,53 @@ func (ix *Index) wordConcept(w, s string) (concept, bool) {
 	for _, a := range ix.aliases[s] {
 		add(a.term, a.w)
 	}
-	for _, act := range ix.actions.of(s) {
-		for _, mate := range ix.actions.mates[act] {
-			add(mate, wGroupmate)
+	if verb {
+		for _, act := range ix.actions.of(s) {
+			for _, mate := range ix.actions.mates[act] {
+				add(mate, wGroupmate)
+			}
 		}
 	}
+	ix.decompound(w, s, add)
 	return c, len(c.vs) > 0
+}
+
+// decompound reads a compound word through its parts: "onedrive" as
+// "drive" and "one", "chargeback" as "charge" and "back" when the index has
+// no such word, and "email", "ebook", "ical" (a one- or two-letter prefix
+// before a word) also as "mail", "book", "cal" even when it has.
+func (ix *Index) decompound(w, s string, add func(string, float32)) {
+	if len(w) < 5 {
+		return
+	}
+	_, known := ix.terms[s]
+	for i := 1; i <= 2; i++ {
+		if head := w[i:]; len(head) >= 4 {
+			if hs := stem(head); hasTerm(ix, hs) {
+				add(hs, wCompoundHead)
+				return
+			}
+		}
+	}
+	if known {
+		return
+	}
+	best, bestLen := "", 0
+	for i := 3; i <= len(w)-3; i++ {
+		l, r := w[:i], w[i:]
+		if hasTerm(ix, stem(l)) && hasTerm(ix, stem(r)) && min(len(l), len(r)) > bestLen {
+			best, bestLen = l, min(len(l), len(r))
+		}
+	}
+	if best != "" {
+		add(stem(best), wCompoundPart)
+		add(stem(w[len(best):]), wCompoundPart)
+	}
+}
+
+func hasTerm(ix *Index, t string) bool {
+	_, ok := ix.terms[t]
+	return ok
 }
 
 func (ix *Index) compilePlain(text string) []concept {

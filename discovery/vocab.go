@@ -13,20 +13,19 @@ import "strings"
 // (the verbs of GitHub, Stripe, Graph, Kubernetes, Slack, Jira operationIds)
 // and from everyday English, not from the evaluation requests.
 var actionGroups = map[string]string{
-	"read": `get fetch retrieve read show view see display look check inspect describe
-		detail details info information lookup list enumerate browse index overview
-		count find query search get-all`,
+	"read": `get fetch retrieve read show view see display look inspect describe
+		lookup list enumerate browse`,
 	"search": `search find query lookup filter seek locate discover`,
 	"create": `create add new make post insert register generate build issue open
-		submit compose write draft establish provision define setup signup`,
+		submit compose write draft establish provision define setup signup start begin`,
 	"update": `update edit change set modify patch alter adjust configure replace
 		rename amend revise correct toggle enable disable turn save apply mark`,
 	"delete": `delete remove destroy erase drop trash discard purge clear wipe
 		unlink detach rm del uninstall unregister unset revoke signout unsubscribe`,
 	"cancel": `cancel abort stop terminate void halt kill end interrupt`,
 	"send":   `send email mail deliver notify dispatch message forward reply post text`,
-	"start": `start run trigger launch kick begin execute invoke dispatch rerun
-		resume restart retry`,
+	"start": `start run trigger launch begin execute invoke dispatch rerun resume
+		restart retry`,
 	"upload":   `upload attach import`,
 	"download": `download export save`,
 	"approve":  `approve accept confirm allow grant authorize verify`,
@@ -47,6 +46,7 @@ var nounish = map[string]bool{
 	"detail": true, "details": true, "overview": true, "filter": true, "text": true, "block": true,
 	"end": true, "hold": true, "draft": true, "order": true, "copy": true, "export": true, "import": true,
 	"share": true, "mark": true, "turn": true, "set": true, "new": true, "run": true, "grant": true,
+	"open": true, "look": true, "view": true, "display": true, "build": true, "write": true,
 }
 
 // methodActions are the actions an HTTP method implies. POST on an item
