@@ -42,6 +42,9 @@ func (ix *Index) compile(text string) []concept {
 			continue
 		}
 		if stopWords[w] {
+			if listWords[w] {
+				addAction("list", wImplied)
+			}
 			continue
 		}
 		s := stem(w)

@@ -112,3 +112,49 @@ func refName(ref string) string {
 	}
 	return ref[strings.LastIndexByte(ref, '/')+1:]
 }
+
+// Pinned returns the names of the tools to list beside the discovery tools:
+// those whose operation says x-mcp-pin: true in doc (may be nil), and those
+// named in pins by tool name, operationId or "METHOD /path". Unmatched pins
+// are returned apart, for the caller to report.
+func Pinned(tools []openapi.Tool, doc *openapi.Document, pins []string) (names, unmatched []string) {
+	want := map[string]bool{}
+	for _, p := range pins {
+		want[strings.TrimSpace(p)] = true
+	}
+	flagged := map[string]bool{}
+	if doc != nil && doc.T != nil && doc.T.Paths != nil {
+		for path, item := range doc.T.Paths.Map() {
+			for method, op := range item.Operations() {
+				if v, ok := op.Extensions["x-mcp-pin"].(bool); ok && v {
+					flagged[strings.ToUpper(method)+" "+path] = true
+				}
+			}
+		}
+	}
+	matched := map[string]bool{}
+	for i := range tools {
+		t := &tools[i]
+		route := t.Route.Method + " " + cmp0(t.Route.DocPath, t.Route.Path)
+		keys := []string{t.Name, route}
+		if t.Route.OperationID != "" {
+			keys = append(keys, t.Route.OperationID)
+		}
+		hit := flagged[route]
+		for _, k := range keys {
+			if want[k] {
+				matched[k] = true
+				hit = true
+			}
+		}
+		if hit {
+			names = append(names, t.Name)
+		}
+	}
+	for _, p := range pins {
+		if p = strings.TrimSpace(p); !matched[p] {
+			unmatched = append(unmatched, p)
+		}
+	}
+	return names, unmatched
+}

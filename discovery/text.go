@@ -16,11 +16,11 @@ import (
 // snake_case, kebab-case, dots and slashes separate words, HTML tags and
 // entities, URLs and the targets of Markdown links are skipped, digits are
 // dropped (they name versions and sizes, rarely what an operation does), and
-// so are single letters.
+// so are single letters but "i".
 func words(s string, emit func(w string)) {
 	var buf []byte
 	flush := func() {
-		if len(buf) > 1 {
+		if len(buf) > 1 || len(buf) == 1 && buf[0] == 'i' {
 			emit(string(buf))
 		}
 		buf = buf[:0]
@@ -190,6 +190,10 @@ var stopWords = func() map[string]bool {
 // user" or "the authenticated user", so a query's "my" becomes a weak concept
 // over those words instead of being dropped as a stop word.
 var selfWords = map[string]bool{"my": true, "me": true, "mine": true, "myself": true, "i": true, "our": true, "ours": true}
+
+// listWords are stop words that still ask for a whole collection ("show me
+// all pets").
+var listWords = map[string]bool{"all": true, "every": true, "each": true}
 
 // readQuestions start a question that asks to read something ("which
 // invoices are unpaid", "who has starred this"): the query then implies the

@@ -15,6 +15,7 @@ import "strings"
 var actionGroups = map[string]string{
 	"read": `get fetch retrieve read show view see display look inspect describe
 		lookup list enumerate browse`,
+	"list":   `list all every enumerate browse`,
 	"search": `search find query lookup filter seek locate discover`,
 	"create": `create add new make post insert register generate build issue open
 		submit compose write draft establish provision define setup signup start begin`,
@@ -55,7 +56,10 @@ var nounish = map[string]bool{
 func methodActions(method string, itemPath bool) []string {
 	switch method {
 	case "GET", "HEAD":
-		return []string{"read"}
+		if itemPath {
+			return []string{"read"}
+		}
+		return []string{"read", "list"}
 	case "POST":
 		if itemPath {
 			return []string{"update", "create"}
