@@ -176,7 +176,7 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Result, error) {
 		return nil, ErrEmptyQuery
 	}
 	concepts := ix.compile(q.Text)
-	if len(concepts) == 0 {
+	if len(concepts) == 0 && ix.embed == nil {
 		return []Result{}, nil
 	}
 	want := limit
