@@ -11,17 +11,18 @@ import (
 const (
 	fName   = iota // operationId or tool name
 	fTitle         // summary
-	fDesc          // description
+	fLead          // the description's first sentence
+	fDesc          // the rest of the description
 	fTags          // tags and schema names
 	fPath          // literal path segments
-	fParams        // argument names
+	fParams        // argument names and what is said about them
 	fAction        // canonical actions (method and verbs)
 	nFields
 )
 
 var (
-	fieldWeight = [nFields]float32{fName: 2.5, fTitle: 3, fDesc: 1, fTags: 1.5, fPath: 2, fParams: 0.6, fAction: 1.5}
-	fieldB      = [nFields]float32{fName: 0.4, fTitle: 0.5, fDesc: 0.75, fTags: 0.3, fPath: 0.5, fParams: 0.6, fAction: 0.2}
+	fieldWeight = [nFields]float32{fName: 2.5, fTitle: 3, fLead: 2, fDesc: 1, fTags: 1.5, fPath: 2, fParams: 0.6, fAction: 1.5}
+	fieldB      = [nFields]float32{fName: 0.4, fTitle: 0.5, fLead: 0.5, fDesc: 0.75, fTags: 0.3, fPath: 0.5, fParams: 0.6, fAction: 0.2}
 )
 
 const (
@@ -95,8 +96,10 @@ func (b *builder) fields(d *Doc, fields [][]string) {
 	}
 	words(name, add(fName))
 	words(d.Title, add(fTitle))
+	lead, rest := leadSentence(plainText(d.Description))
+	words(lead, add(fLead))
 	descWords := 0
-	words(d.Description, func(w string) {
+	words(rest, func(w string) {
 		if descWords < maxDescWords {
 			descWords++
 			add(fDesc)(w)
@@ -119,6 +122,7 @@ func (b *builder) fields(d *Doc, fields [][]string) {
 	for _, p := range d.Params {
 		words(p, add(fParams))
 	}
+	words(d.ParamText, add(fParams))
 	for _, a := range b.docActions(d, item) {
 		fields[fAction] = append(fields[fAction], actionToken(a))
 	}
@@ -174,6 +178,16 @@ func (b *builder) docActions(d *Doc, itemPath bool) []string {
 	}
 	verb(name)
 	return acts
+}
+
+// leadSentence splits plain text after its first sentence.
+func leadSentence(text string) (lead, rest string) {
+	for i := 0; i+1 < len(text); i++ {
+		if c := text[i]; (c == '.' || c == '\n') && (text[i+1] == ' ' || text[i+1] == '\n') {
+			return text[:i+1], text[i+1:]
+		}
+	}
+	return text, ""
 }
 
 func cmp0(a, b string) string {
@@ -279,8 +293,10 @@ func (b *builder) impacts() {
 		}
 	}
 	ix.postings = make([][]posting, len(ix.terms))
+	ix.idf = make([]float32, len(ix.terms))
 	for t := range ix.postings {
 		ix.postings[t] = make([]posting, 0, df[t])
+		ix.idf[t] = float32(math.Log(1 + (float64(n)-float64(df[t])+0.5)/(float64(df[t])+0.5)))
 	}
 	weights, bs := fieldWeight, fieldB
 	if ix.opts.Ranking == PlainBM25 {
@@ -296,8 +312,7 @@ func (b *builder) impacts() {
 				norm := 1 - bs[f] + bs[f]*b.lengths[d][f]/avg[f]
 				tf += weights[f] * float32(e.tf[f]) / norm
 			}
-			idf := float32(math.Log(1 + (float64(n)-float64(df[e.term])+0.5)/(float64(df[e.term])+0.5)))
-			ix.postings[e.term] = append(ix.postings[e.term], posting{doc: int32(d), impact: idf * tf / (k1 + tf)})
+			ix.postings[e.term] = append(ix.postings[e.term], posting{doc: int32(d), impact: ix.idf[e.term] * tf / (k1 + tf)})
 		}
 	}
 	b.entries, b.lengths = nil, nil

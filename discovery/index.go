@@ -28,8 +28,10 @@ type Doc struct {
 	// response schemas. Both name the entities the operation is about.
 	Tags    []string
 	Schemas []string
-	// Params are the tool's argument names.
-	Params []string
+	// Params are the tool's argument names; ParamText what the document
+	// says about them (first sentences, bounded).
+	Params    []string
+	ParamText string
 }
 
 // Result is one search hit, best first in a result list.
@@ -99,6 +101,7 @@ type Index struct {
 
 	terms    map[string]int32
 	postings [][]posting
+	idf      []float32
 
 	opts    Options
 	actions *actionIndex

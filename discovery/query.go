@@ -9,6 +9,7 @@ const (
 	wSelf         = 0.3 // "my" as "me", "self", "authenticated", "current"
 	wGroupmate    = 0.4 // another verb of the same action group, on the text fields
 	wCompoundHead = 0.7 // "mail" for "email"
+	wSynKnown     = 0.5 // factor on general synonyms of a word the index has
 	wCompoundPart = 0.5 // "drive" for "onedrive"
 )
 
@@ -50,7 +51,7 @@ func (ix *Index) compile(text string) []concept {
 		s := stem(w)
 		isFirst := first
 		first = false
-		verb := isFirst || !nounish[w]
+		verb := (isFirst || !nounish[w]) && len(ix.actions.of(s)) > 0
 		if verb {
 			for _, a := range ix.actions.of(s) {
 				addAction(a, wAction)
@@ -80,10 +81,16 @@ func (ix *Index) compile(text string) []concept {
 // action group.
 func (ix *Index) wordConcept(w, s string, verb bool) (concept, bool) {
 	c := concept{w: 1}
+	orig, known := ix.terms[s]
 	add := func(term string, weight float32) {
 		id, ok := ix.terms[term]
 		if !ok {
 			return
+		}
+		// A stand-in never counts for more than the word itself could: a
+		// rarer synonym of a common word would otherwise outrank it.
+		if known && id != orig && ix.idf[id] > ix.idf[orig] {
+			weight *= ix.idf[orig] / ix.idf[id]
 		}
 		for i := range c.vs {
 			if c.vs[i].term == id {
@@ -101,8 +108,13 @@ func (ix *Index) wordConcept(w, s string, verb bool) (concept, bool) {
 			add(stem(p[0]), wAbbrev)
 		}
 	}
+	// General synonyms help most where the document lacks the user's word.
+	synW := float32(1)
+	if known {
+		synW = wSynKnown
+	}
 	for _, sy := range ix.syn.lookup(s) {
-		add(sy.term, sy.w)
+		add(sy.term, sy.w*synW)
 	}
 	for _, a := range ix.aliases[s] {
 		add(a.term, a.w)

@@ -28,7 +28,7 @@ func FromTools(api string, tools []openapi.Tool, doc *openapi.Document) []Doc {
 			d.Params[j] = a.Name
 		}
 		if info, ok := extra[t.Route.Method+" "+cmp0(t.Route.DocPath, t.Route.Path)]; ok {
-			d.Tags, d.Schemas = info.tags, info.schemas
+			d.Tags, d.Schemas, d.ParamText = info.tags, info.schemas, info.paramText
 		}
 		out[i] = d
 	}
@@ -37,7 +37,11 @@ func FromTools(api string, tools []openapi.Tool, doc *openapi.Document) []Doc {
 
 type opInfo struct {
 	tags, schemas []string
+	paramText     string
 }
+
+// maxParamText bounds what is read about one operation's arguments.
+const maxParamText = 1500
 
 // operationInfo reads each operation's tags and schema names, keyed by
 // "METHOD /path" as in the document.
@@ -57,11 +61,35 @@ func operationInfo(t *openapi3.T) map[string]opInfo {
 					info.schemas = append(info.schemas, name)
 				}
 			}
-			if rb := op.RequestBody; rb != nil && rb.Value != nil {
-				for _, mt := range rb.Value.Content {
-					schemaNames(mt.Schema, add)
+			var text strings.Builder
+			say := func(desc string) {
+				if desc == "" || text.Len() >= maxParamText {
+					return
+				}
+				lead, _ := leadSentence(plainText(desc))
+				text.WriteString(lead)
+				text.WriteByte(' ')
+			}
+			for _, p := range op.Parameters {
+				if p != nil && p.Value != nil {
+					say(p.Value.Description)
 				}
 			}
+			if rb := op.RequestBody; rb != nil && rb.Value != nil {
+				say(rb.Value.Description)
+				for _, mt := range rb.Value.Content {
+					schemaNames(mt.Schema, add)
+					if mt.Schema != nil && mt.Schema.Value != nil {
+						props := mt.Schema.Value.Properties
+						for _, name := range sortedKeys(props) {
+							if p := props[name]; p != nil && p.Value != nil {
+								say(p.Value.Description)
+							}
+						}
+					}
+				}
+			}
+			info.paramText = text.String()
 			if op.Responses != nil {
 				for code, r := range op.Responses.Map() {
 					if !strings.HasPrefix(code, "2") || r == nil {
@@ -80,6 +108,15 @@ func operationInfo(t *openapi3.T) map[string]opInfo {
 		}
 	}
 	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // schemaNames reports the named schemas a body is made of: the schema

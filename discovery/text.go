@@ -189,7 +189,7 @@ var stopWords = func() map[string]bool {
 // selfWords name the caller itself; APIs write that as "me", "self", "current
 // user" or "the authenticated user", so a query's "my" becomes a weak concept
 // over those words instead of being dropped as a stop word.
-var selfWords = map[string]bool{"my": true, "me": true, "mine": true, "myself": true, "i": true, "our": true, "ours": true}
+var selfWords = map[string]bool{"my": true, "me": true, "mine": true, "myself": true, "i": true}
 
 // listWords are stop words that still ask for a whole collection ("show me
 // all pets").
