@@ -1,0 +1,82 @@
+package discovery
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/mcpgate/mcpgate/openapi"
+)
+
+// BenchmarkSearchGraph searches Microsoft Graph's 11,422 tools with the 210
+// evaluation requests in turn and reports the median and p99 latency of one
+// search (goal: ≤ 1 ms and ≤ 5 ms).
+//
+//	MCPGATE_CORPUS=/tmp/mcpgate-corpus go test ./discovery -run '^$' -bench SearchGraph -benchtime 2000x
+func BenchmarkSearchGraph(b *testing.B) {
+	c := loadCorpusAPI(b, "graph", "apis-guru/microsoft.com-graph.json")
+	ix, err := New(c.docs, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var queries []string
+	for _, api := range evalAPIs {
+		s := loadEvalSet(b, api)
+		for _, q := range append(append([]evalQuery{}, s.Dev...), s.Heldout...) {
+			queries = append(queries, q.Q)
+		}
+	}
+	ctx := context.Background()
+	lat := make([]time.Duration, 0, b.N)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		if _, err := ix.Search(ctx, Query{Text: queries[i%len(queries)]}); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(start))
+	}
+	b.StopTimer()
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "µs-median")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "µs-p99")
+}
+
+// BenchmarkIndexBuild measures, side by side in each iteration, loading and
+// generating a document and then building its index (FromTools + New), and
+// reports the index's cost as a share of the load (goal: ≤ 20 %).
+//
+//	MCPGATE_CORPUS=/tmp/mcpgate-corpus go test ./discovery -run '^$' -bench IndexBuild -benchtime 3x
+func BenchmarkIndexBuild(b *testing.B) {
+	for _, file := range []string{"apis-guru/microsoft.com-graph.json", "github/api.github.com.json", "apis-guru/stripe.com.json"} {
+		b.Run(filepath.Base(file), func(b *testing.B) {
+			path := filepath.Join(corpusDir(b), file)
+			var load, index time.Duration
+			for i := 0; i < b.N; i++ {
+				t0 := time.Now()
+				doc, err := openapi.Load(context.Background(), path, openapi.LoadOptions{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				res, err := openapi.Generate(doc, openapi.GenerateOptions{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				t1 := time.Now()
+				if _, err := New(FromTools("api", res.Tools, doc), Options{}); err != nil {
+					b.Fatal(err)
+				}
+				t2 := time.Now()
+				load += t1.Sub(t0)
+				index += t2.Sub(t1)
+			}
+			n := float64(b.N)
+			b.ReportMetric(float64(load.Milliseconds())/n, "ms-load+generate")
+			b.ReportMetric(float64(index.Milliseconds())/n, "ms-index")
+			b.ReportMetric(100*float64(index)/float64(load), "%-of-load")
+		})
+	}
+}

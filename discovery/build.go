@@ -1,0 +1,336 @@
+package discovery
+
+import (
+	"math"
+	"strings"
+)
+
+// The fields of a tool that the ranking weighs apart (BM25F: each field's
+// term frequency is length-normalized on its own, weighted, summed, and only
+// then saturated).
+const (
+	fName   = iota // operationId or tool name
+	fTitle         // summary
+	fLead          // the description's first sentence
+	fDesc          // the rest of the description
+	fTags          // tags and schema names
+	fPath          // literal path segments
+	fParams        // argument names and what is said about them
+	fAction        // canonical actions (method and verbs)
+	nFields
+)
+
+var (
+	fieldWeight = [nFields]float32{fName: 2.5, fTitle: 3, fLead: 2, fDesc: 1, fTags: 1.5, fPath: 2, fParams: 0.6, fAction: 1.5}
+	fieldB      = [nFields]float32{fName: 0.4, fTitle: 0.5, fLead: 0.5, fDesc: 0.75, fTags: 0.3, fPath: 0.5, fParams: 0.6, fAction: 0.2}
+)
+
+const (
+	k1 = 1.2
+	// maxDescWords bounds the words of a description that are indexed: the
+	// first paragraphs say what an operation does, the rest is detail.
+	maxDescWords = 400
+)
+
+// builder holds what New needs only while it builds.
+type builder struct {
+	ix    *Index
+	stems stemmer
+	// per doc, its terms with their frequency per field
+	entries [][]termTF
+	lengths [][nFields]float32
+}
+
+type termTF struct {
+	term int32
+	tf   [nFields]uint16
+}
+
+func newBuilder(ix *Index) *builder {
+	ix.terms = map[string]int32{}
+	if ix.opts.Ranking == Ranked {
+		ix.actions = newActionIndex()
+		if !ix.opts.NoSynonyms {
+			ix.syn = embeddedSynonyms()
+		}
+	}
+	return &builder{ix: ix, stems: stemmer{}}
+}
+
+func (b *builder) build() {
+	ix := b.ix
+	n := len(ix.docs)
+	b.entries = make([][]termTF, n)
+	b.lengths = make([][nFields]float32, n)
+	fields := make([][]string, nFields)
+	for i := range ix.docs {
+		for f := range fields {
+			fields[f] = fields[f][:0]
+		}
+		if ix.opts.Ranking == PlainBM25 {
+			b.plainFields(&ix.docs[i], fields)
+		} else {
+			b.fields(&ix.docs[i], fields)
+		}
+		b.entries[i], b.lengths[i] = b.count(fields)
+	}
+	b.impacts()
+	b.priors()
+	if ix.opts.Ranking == Ranked {
+		ix.aliases = mineAliases(ix.docs, b.stems)
+	}
+}
+
+// fields fills the stemmed terms of each field of d.
+func (b *builder) fields(d *Doc, fields [][]string) {
+	add := func(f int) func(string) {
+		return func(w string) {
+			if !stopWords[w] || selfWords[w] {
+				fields[f] = append(fields[f], b.stems.stem(w))
+			}
+		}
+	}
+	name := d.OperationID
+	if name == "" {
+		name = d.Name
+	}
+	words(name, add(fName))
+	words(d.Title, add(fTitle))
+	lead, rest := leadSentence(plainText(d.Description))
+	words(lead, add(fLead))
+	descWords := 0
+	words(rest, func(w string) {
+		if descWords < maxDescWords {
+			descWords++
+			add(fDesc)(w)
+		}
+	})
+	for _, t := range d.Tags {
+		words(t, add(fTags))
+	}
+	for _, s := range d.Schemas {
+		words(s, add(fTags))
+	}
+	item := false
+	for _, seg := range strings.Split(d.Path, "/") {
+		if seg == "" {
+			continue
+		}
+		item = strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "}")
+		words(stripParams(seg), add(fPath))
+	}
+	for _, p := range d.Params {
+		words(p, add(fParams))
+	}
+	words(d.ParamText, add(fParams))
+	for _, a := range b.docActions(d, item) {
+		fields[fAction] = append(fields[fAction], actionToken(a))
+	}
+	if isSelf(d) {
+		fields[fAction] = append(fields[fAction], actionToken("self"))
+	}
+}
+
+// isSelf reports whether a tool acts on the caller itself: a path through
+// "/me" or "/self" (Graph, Spotify), GitHub's "/user/…", or a title that
+// says "the authenticated user" or "the current user".
+func isSelf(d *Doc) bool {
+	segs := strings.Split(strings.Trim(d.Path, "/"), "/")
+	for i, s := range segs {
+		switch strings.ToLower(s) {
+		case "me", "self", "current", "mine", "@me":
+			return true
+		case "user":
+			if i == 0 || (i == 1 && strings.HasPrefix(segs[0], "v")) {
+				return true
+			}
+		}
+	}
+	t := strings.ToLower(d.Title)
+	return strings.Contains(t, "authenticated user") || strings.Contains(t, "current user")
+}
+
+// docActions are the canonical actions of a tool: those of its method, and
+// those of the verbs its name and title start with ("Remove a label",
+// "repos/create-fork", "me.events.event.accept", "PostCustomers").
+func (b *builder) docActions(d *Doc, itemPath bool) []string {
+	acts := methodActions(d.Method, itemPath)
+	verb := func(s string) {
+		first := ""
+		words(s, func(w string) {
+			if first == "" && !stopWords[w] {
+				first = w
+			}
+		})
+		if nounish[first] {
+			return
+		}
+		for _, a := range b.ix.actions.of(b.stems.stem(first)) {
+			acts = appendUnique(acts, a)
+		}
+	}
+	verb(d.Title)
+	name := cmp0(d.OperationID, d.Name)
+	// The verb of "repos/create-fork" or "me.events.event.accept" is in the
+	// last part.
+	if i := strings.LastIndexAny(name, "/."); i >= 0 {
+		name = name[i+1:]
+	}
+	verb(name)
+	return acts
+}
+
+// leadSentence splits plain text after its first sentence.
+func leadSentence(text string) (lead, rest string) {
+	for i := 0; i+1 < len(text); i++ {
+		if c := text[i]; (c == '.' || c == '\n') && (text[i+1] == ' ' || text[i+1] == '\n') {
+			return text[:i+1], text[i+1:]
+		}
+	}
+	return text, ""
+}
+
+func cmp0(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// stripParams removes {param} templates from a path segment: they name the
+// caller's values, not the operation.
+func stripParams(seg string) string {
+	if !strings.ContainsRune(seg, '{') {
+		return seg
+	}
+	var sb strings.Builder
+	depth := 0
+	for i := 0; i < len(seg); i++ {
+		switch c := seg[i]; {
+		case c == '{':
+			depth++
+			sb.WriteByte(' ')
+		case c == '}':
+			if depth > 0 {
+				depth--
+			}
+		case depth == 0:
+			sb.WriteByte(c)
+		}
+	}
+	return sb.String()
+}
+
+// plainFields is the baseline's single bag of words.
+func (b *builder) plainFields(d *Doc, fields [][]string) {
+	add := func(w string) {
+		if !stopWords[w] {
+			fields[fDesc] = append(fields[fDesc], w)
+		}
+	}
+	for _, s := range []string{d.Name, d.Title, d.Description, d.Path} {
+		plainWords(s, add)
+	}
+	for _, t := range d.Tags {
+		plainWords(t, add)
+	}
+}
+
+// plainWords splits on everything but letters and digits and lower-cases:
+// the tokenizer of a plain keyword search.
+func plainWords(s string, emit func(string)) {
+	for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > 127)
+	}) {
+		emit(w)
+	}
+}
+
+func (b *builder) count(fields [][]string) ([]termTF, [nFields]float32) {
+	var lens [nFields]float32
+	var out []termTF
+	pos := map[int32]int{}
+	for f, ts := range fields {
+		lens[f] = float32(len(ts))
+		for _, t := range ts {
+			id, ok := b.ix.terms[t]
+			if !ok {
+				id = int32(len(b.ix.terms))
+				b.ix.terms[t] = id
+			}
+			j, ok := pos[id]
+			if !ok {
+				j = len(out)
+				pos[id] = j
+				out = append(out, termTF{term: id})
+			}
+			if out[j].tf[f] < math.MaxUint16 {
+				out[j].tf[f]++
+			}
+		}
+	}
+	return out, lens
+}
+
+// impacts turns the counts into postings whose impact is the tool's whole
+// BM25F contribution for the term: idf · tf~/(k1 + tf~).
+func (b *builder) impacts() {
+	ix := b.ix
+	n := len(ix.docs)
+	var avg [nFields]float32
+	for i := range b.lengths {
+		for f := range avg {
+			avg[f] += b.lengths[i][f]
+		}
+	}
+	for f := range avg {
+		avg[f] = max(avg[f]/float32(max(n, 1)), 1)
+	}
+	df := make([]int32, len(ix.terms))
+	for _, es := range b.entries {
+		for _, e := range es {
+			df[e.term]++
+		}
+	}
+	ix.postings = make([][]posting, len(ix.terms))
+	ix.idf = make([]float32, len(ix.terms))
+	for t := range ix.postings {
+		ix.postings[t] = make([]posting, 0, df[t])
+		ix.idf[t] = float32(math.Log(1 + (float64(n)-float64(df[t])+0.5)/(float64(df[t])+0.5)))
+	}
+	weights, bs := fieldWeight, fieldB
+	if ix.opts.Ranking == PlainBM25 {
+		weights, bs = [nFields]float32{fDesc: 1}, [nFields]float32{fDesc: 0.75}
+	}
+	for d, es := range b.entries {
+		for _, e := range es {
+			var tf float32
+			for f := range e.tf {
+				if e.tf[f] == 0 {
+					continue
+				}
+				norm := 1 - bs[f] + bs[f]*b.lengths[d][f]/avg[f]
+				tf += weights[f] * float32(e.tf[f]) / norm
+			}
+			ix.postings[e.term] = append(ix.postings[e.term], posting{doc: int32(d), impact: ix.idf[e.term] * tf / (k1 + tf)})
+		}
+	}
+	b.entries, b.lengths = nil, nil
+}
+
+// priors are per-tool score factors: among near-duplicates (Graph reaches
+// one event through /me/events, /me/calendar/events and
+// /me/calendarGroups/{id}/calendars/{id}/events) the shorter path is the
+// one a caller means.
+func (b *builder) priors() {
+	ix := b.ix
+	ix.prior = make([]float32, len(ix.docs))
+	for i := range ix.docs {
+		if ix.opts.Ranking == PlainBM25 {
+			ix.prior[i] = 1
+			continue
+		}
+		depth := strings.Count(strings.Trim(ix.docs[i].Path, "/"), "/") + 1
+		ix.prior[i] = 1 / (1 + 0.04*float32(max(depth-3, 0)))
+	}
+}

@@ -1,0 +1,430 @@
+package discovery
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/openapi"
+)
+
+// petDocs is a small API for unit tests.
+func petDocs() []Doc {
+	return []Doc{
+		{API: "pets", Name: "listPets", Title: "List all pets", Method: "GET", Path: "/pets", OperationID: "listPets", Tags: []string{"pets"}, Params: []string{"limit"}},
+		{API: "pets", Name: "createPet", Title: "Create a pet", Method: "POST", Path: "/pets", OperationID: "createPet", Tags: []string{"pets"}, Params: []string{"name", "tag"}},
+		{API: "pets", Name: "showPetById", Title: "Info for a specific pet", Method: "GET", Path: "/pets/{petId}", OperationID: "showPetById", Tags: []string{"pets"}, Params: []string{"petId"}},
+		{API: "pets", Name: "deletePet", Title: "Deletes a pet", Description: "<p>Removes the pet for good.</p>", Method: "DELETE", Path: "/pets/{petId}", OperationID: "deletePet", Tags: []string{"pets"}, Params: []string{"petId"}},
+		{API: "pets", Name: "updatePet", Title: "Update a pet", Method: "PATCH", Path: "/pets/{petId}", OperationID: "updatePet", Tags: []string{"pets"}, Params: []string{"petId", "name"}},
+		{API: "store", Name: "placeOrder", Title: "Place an order for a pet", Method: "POST", Path: "/store/orders", OperationID: "placeOrder", Tags: []string{"store"}, Schemas: []string{"Order"}},
+		{API: "store", Name: "getInventory", Title: "Returns pet inventories by status", Method: "GET", Path: "/store/inventory", OperationID: "getInventory", Tags: []string{"store"}},
+		{API: "store", Name: "getMe", Title: "The signed-in user", Method: "GET", Path: "/me", OperationID: "getMe"},
+	}
+}
+
+func petIndex(t testing.TB, opts Options) *Index {
+	t.Helper()
+	ix, err := New(petDocs(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ix
+}
+
+func names(rs []Result) []string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = r.Name
+	}
+	return out
+}
+
+func TestWords(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"listPets", "list pets"},
+		{"getHTTPStatus", "get http status"},
+		{"repos/create-fork", "repos create fork"},
+		{"user_IDs and URLsForUser", "user ids and urls for user"},
+		{"/repos/{owner}/{repo}/pulls", "repos owner repo pulls"},
+		{"<p>Retrieves a <code>PaymentMethod</code> &amp; more.</p>", "retrieves payment method more"},
+		{"See [the docs](https://example.com/x_y) or https://a.b/c_d now", "see the docs or now"},
+		{"a customer's card, v2 API", "customer card api"},
+		{"microsoft.graph.sendMail", "microsoft graph send mail"},
+		{"Ünïcode Straße", "ünïcode straße"},
+		{"", ""},
+	}
+	for _, tt := range tests {
+		var got []string
+		words(tt.in, func(w string) { got = append(got, w) })
+		if g := strings.Join(got, " "); g != tt.want {
+			t.Errorf("words(%q) = %q, want %q", tt.in, g, tt.want)
+		}
+	}
+}
+
+func TestStem(t *testing.T) {
+	// Porter2 (Snowball English) stems.
+	for in, want := range map[string]string{
+		"repositories": "repositori", "repository": "repositori", "pulls": "pull", "running": "run",
+		"generously": "generous", "invoices": "invoic", "subscriptions": "subscript", "created": "creat",
+	} {
+		if got := stem(in); got != want {
+			t.Errorf("stem(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestSearch(t *testing.T) {
+	ix := petIndex(t, Options{})
+	ctx := context.Background()
+	tests := []struct {
+		query string
+		first string
+	}{
+		{"remove a pet", "deletePet"},
+		{"get rid of a pet", "deletePet"},
+		{"add a new pet", "createPet"},
+		{"change the name of my pet", "updatePet"},
+		{"show me all pets", "listPets"},
+		{"place an order", "placeOrder"},
+		{"who am I", "getMe"},
+	}
+	for _, tt := range tests {
+		res, err := ix.Search(ctx, Query{Text: tt.query})
+		if err != nil {
+			t.Fatalf("%q: %v", tt.query, err)
+		}
+		if len(res) == 0 || res[0].Name != tt.first {
+			t.Errorf("%q: got %v, want %s first", tt.query, names(res), tt.first)
+		}
+		for i := 1; i < len(res); i++ {
+			if res[i].Score > res[i-1].Score {
+				t.Errorf("%q: results not best first: %v", tt.query, res)
+			}
+		}
+	}
+}
+
+func TestSearchVisibilityAndAPI(t *testing.T) {
+	ix := petIndex(t, Options{})
+	ctx := context.Background()
+	all, _ := ix.Search(ctx, Query{Text: "pet", Limit: 3})
+	if len(all) != 3 {
+		t.Fatalf("limit 3 gave %d results", len(all))
+	}
+	hidden := all[0].Name
+	res, err := ix.Search(ctx, Query{Text: "pet", Limit: 3, Visible: func(n string) bool { return n != hidden }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 3 {
+		t.Errorf("with %s hidden, %d results, want 3 (the best visible ones)", hidden, len(res))
+	}
+	for _, r := range res {
+		if r.Name == hidden {
+			t.Errorf("hidden tool %s appeared", hidden)
+		}
+	}
+	res, _ = ix.Search(ctx, Query{Text: "pet", API: "store", Limit: 50})
+	for _, r := range res {
+		if r.API != "store" {
+			t.Errorf("API filter store let %s (%s) through", r.Name, r.API)
+		}
+	}
+	if len(res) == 0 {
+		t.Error("API filter store found nothing")
+	}
+	none, _ := ix.Search(ctx, Query{Text: "pet", Visible: func(string) bool { return false }})
+	if len(none) != 0 {
+		t.Errorf("nothing visible, got %v", names(none))
+	}
+}
+
+func TestSearchErrors(t *testing.T) {
+	ix := petIndex(t, Options{})
+	ctx := context.Background()
+	if _, err := ix.Search(ctx, Query{Text: "  ?! "}); !errors.Is(err, ErrEmptyQuery) {
+		t.Errorf("empty query: %v", err)
+	}
+	if _, err := ix.Search(ctx, Query{Text: strings.Repeat("pet ", 300)}); err == nil {
+		t.Error("a 1,200-byte query was accepted")
+	}
+	res, err := ix.Search(ctx, Query{Text: "zebra quantum"})
+	if err != nil || len(res) != 0 {
+		t.Errorf("unknown words: %v, %v", res, err)
+	}
+	res, _ = ix.Search(ctx, Query{Text: "pet", Limit: 500})
+	if len(res) > MaxLimit {
+		t.Errorf("limit 500 gave %d results", len(res))
+	}
+}
+
+func TestNewRejects(t *testing.T) {
+	docs := petDocs()
+	docs[1].Name = docs[0].Name
+	if _, err := New(docs, Options{}); err == nil || !strings.Contains(err.Error(), "twice") {
+		t.Errorf("duplicate names: %v", err)
+	}
+	docs = petDocs()
+	docs[2].Name = ""
+	if _, err := New(docs, Options{}); err == nil {
+		t.Error("an empty name was accepted")
+	}
+}
+
+func TestPlainBM25(t *testing.T) {
+	ix := petIndex(t, Options{Ranking: PlainBM25})
+	res, _ := ix.Search(context.Background(), Query{Text: "inventories"})
+	if len(res) != 1 || res[0].Name != "getInventory" {
+		t.Errorf("plain inventories: %v", names(res))
+	}
+	// No stemming in the baseline: "statuses" is not "status".
+	res, _ = ix.Search(context.Background(), Query{Text: "statuses"})
+	if len(res) != 0 {
+		t.Errorf("plain statuses matched %v", names(res))
+	}
+}
+
+func TestShortDescription(t *testing.T) {
+	long := "<p>First sentence here. " + strings.Repeat("word ", 80) + "</p><p>Second paragraph.</p>"
+	tests := []struct{ desc, title, want string }{
+		{"", "Title", "Title"},
+		{"<p>Retrieves a <code>Card</code>.</p><p>More.</p>", "", "Retrieves a Card."},
+		{"Use [this](https://x.y) **now**.", "", "Use this now."},
+	}
+	for _, tt := range tests {
+		if got := shortDescription(tt.desc, tt.title); got != tt.want {
+			t.Errorf("shortDescription(%.30q) = %q, want %q", tt.desc, got, tt.want)
+		}
+	}
+	for _, text := range []string{strings.Repeat("abc ", 100), long} {
+		if got := shortDescription(text, ""); len(got) > 244 || !strings.HasSuffix(got, "…") || strings.Contains(got, "Second") {
+			t.Errorf("long text cut to %d bytes: %q", len(got), got)
+		}
+	}
+}
+
+// petCatalog is a catalog over petDocs whose definitions carry schemas.
+func petCatalog(t testing.TB, docs []Doc) *Catalog {
+	t.Helper()
+	ix, err := New(docs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defs := make([]mcp.Tool, len(docs))
+	for i, d := range docs {
+		defs[i] = mcp.Tool{Name: d.Name, Title: d.Title, Description: "Full: " + d.Title,
+			InputSchema: json.RawMessage(`{"type":"object"}`)}
+	}
+	c, err := NewCatalog(ix, defs, "Pet Store")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestCatalogTools(t *testing.T) {
+	c := petCatalog(t, petDocs())
+	tools := c.Tools()
+	if got := []string{tools[0].Name, tools[1].Name, tools[2].Name}; !reflect.DeepEqual(got, []string{"search", "describe", "call"}) {
+		t.Fatalf("tool names %v", got)
+	}
+	for _, tool := range tools {
+		var schema map[string]any
+		if err := json.Unmarshal(tool.InputSchema, &schema); err != nil || schema["type"] != "object" {
+			t.Errorf("%s: inputSchema %s: %v", tool.Name, tool.InputSchema, err)
+		}
+		if _, err := openapi.CompileSchema(tool.Name, tool.InputSchema); err != nil {
+			t.Errorf("%s: %v", tool.Name, err)
+		}
+		if len(tool.OutputSchema) > 0 {
+			if _, err := openapi.CompileSchema(tool.Name, tool.OutputSchema); err != nil {
+				t.Errorf("%s output: %v", tool.Name, err)
+			}
+		}
+	}
+	// The whole discovery tools/list stays under 8 KiB whatever the title
+	// and however many tools (the title is bounded).
+	docs := petDocs()
+	docs[0].API = "other" // several APIs: search takes "api"
+	big, err := NewCatalog(petIndex(t, Options{}), petCatalog(t, docs).defsList(), strings.Repeat("Very Long API Title ", 50))
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := json.Marshal(map[string]any{"tools": big.Tools()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) > 8<<10 {
+		t.Errorf("discovery tools/list is %d bytes, over 8 KiB", len(list))
+	}
+	t.Logf("discovery tools/list: %d bytes", len(list))
+}
+
+func (c *Catalog) defsList() []mcp.Tool {
+	var out []mcp.Tool
+	for _, d := range c.defs {
+		out = append(out, *d)
+	}
+	return out
+}
+
+func TestCatalogSearch(t *testing.T) {
+	docs := petDocs()
+	for i := range docs {
+		docs[i].API = "pets"
+	}
+	c := petCatalog(t, docs)
+	ctx := context.Background()
+	res := c.Search(ctx, json.RawMessage(`{"query":"remove a pet","limit":2}`), nil)
+	if res.IsError {
+		t.Fatalf("search failed: %v", res.Content)
+	}
+	sc := res.StructuredContent.(map[string]any)["results"].([]Result)
+	if len(sc) != 2 || sc[0].Name != "deletePet" || sc[0].Method != "DELETE" || sc[0].Path != "/pets/{petId}" {
+		t.Errorf("results %+v", sc)
+	}
+	if sc[0].Description != "Removes the pet for good." {
+		t.Errorf("description %q", sc[0].Description)
+	}
+	if sc[0].API != "" {
+		t.Errorf("one-API catalog still names the API: %q", sc[0].API)
+	}
+	if text := res.Content[0].Text; !strings.Contains(text, "1. deletePet — DELETE /pets/{petId}") {
+		t.Errorf("text rendering:\n%s", text)
+	}
+	for _, bad := range []string{`{}`, `{"query":""}`, `{"query":"x","limit":51}`, `{"query":"x","limit":-1}`, `{"query":"x","extra":1}`, `{"query":3}`, `[1]`} {
+		if r := c.Search(ctx, json.RawMessage(bad), nil); !r.IsError {
+			t.Errorf("search %s: no tool error", bad)
+		}
+	}
+}
+
+func TestCatalogDescribeHiddenIsUnknown(t *testing.T) {
+	docs := petDocs()
+	with := petCatalog(t, docs)
+	without := petCatalog(t, append(docs[:3:3], docs[4:]...)) // no deletePet
+	ctx := context.Background()
+	hide := func(n string) bool { return n != "deletePet" }
+	for _, args := range []string{`{"names":["deletePet"]}`, `{"names":["listPets","deletePet"]}`} {
+		a := with.Describe(ctx, json.RawMessage(args), hide)
+		b := without.Describe(ctx, json.RawMessage(args), nil)
+		if !reflect.DeepEqual(a, b) {
+			t.Errorf("describe %s: hidden answers\n%v\nunknown answers\n%v", args, a, b)
+		}
+	}
+	r := with.Describe(ctx, json.RawMessage(`{"names":["listPets","nope"]}`), nil)
+	if r.IsError || !strings.Contains(r.Content[0].Text, `"unknown":["nope"]`) || !strings.Contains(r.Content[0].Text, `"Full: List all pets"`) {
+		t.Errorf("describe: %v", r.Content[0].Text)
+	}
+	if r := with.Describe(ctx, json.RawMessage(`{"names":["nope"]}`), nil); !r.IsError {
+		t.Error("describe of only unknown names is not an error")
+	}
+	if r := with.Describe(ctx, json.RawMessage(`{"names":[]}`), nil); !r.IsError {
+		t.Error("describe of no names is not an error")
+	}
+	if _, ok := with.Definition("deletePet", hide); ok {
+		t.Error("Definition of a hidden tool")
+	}
+	if _, ok := with.Index().Lookup("deletePet", hide); ok {
+		t.Error("Lookup of a hidden tool")
+	}
+}
+
+func TestNewCatalogNeedsDefinitions(t *testing.T) {
+	ix := petIndex(t, Options{})
+	if _, err := NewCatalog(ix, nil, ""); err == nil {
+		t.Error("a catalog without definitions was accepted")
+	}
+}
+
+func TestParseCall(t *testing.T) {
+	tests := []struct {
+		in, name, args string
+		ok             bool
+	}{
+		{`{"name":"deletePet","arguments":{"petId":"7"}}`, "deletePet", `{"petId":"7"}`, true},
+		{`{"name":"listPets"}`, "listPets", "", true},
+		{`{"name":"listPets","arguments":null}`, "listPets", "", true},
+		{`{"name":"listPets","arguments":[1]}`, "", "", false},
+		{`{"name":"listPets","arguments":"x"}`, "", "", false},
+		{`{"arguments":{}}`, "", "", false},
+		{`{"name":"x","other":1}`, "", "", false},
+		{`not json`, "", "", false},
+	}
+	for _, tt := range tests {
+		name, args, err := ParseCall(json.RawMessage(tt.in))
+		if (err == nil) != tt.ok || name != tt.name || string(args) != tt.args {
+			t.Errorf("ParseCall(%s) = %q, %s, %v", tt.in, name, args, err)
+		}
+	}
+}
+
+func TestDecide(t *testing.T) {
+	tests := []struct {
+		mode      Mode
+		bytes     int
+		budget    int
+		discovery bool
+	}{
+		{ModeAuto, 80000, 0, false},
+		{ModeAuto, 80001, 0, true},
+		{ModeAuto, 8 << 20, 0, true},
+		{ModeAuto, 4001, 1000, true},
+		{ModeAuto, 4000, 1000, false},
+		{ModeAll, 8 << 20, 0, false},
+		{ModeDiscovery, 10, 0, true},
+		{"", 80001, 0, true},
+	}
+	for _, tt := range tests {
+		d := Decide(tt.mode, tt.bytes, tt.budget)
+		if d.Discovery != tt.discovery {
+			t.Errorf("Decide(%q, %d, %d) = %v (%s)", tt.mode, tt.bytes, tt.budget, d.Discovery, d)
+		}
+	}
+	for in, want := range map[string]Mode{"": ModeAuto, "ALL": ModeAll, " discovery ": ModeDiscovery, "auto": ModeAuto} {
+		if m, err := ParseMode(in); err != nil || m != want {
+			t.Errorf("ParseMode(%q) = %q, %v", in, m, err)
+		}
+	}
+	if _, err := ParseMode("some"); err == nil {
+		t.Error("ParseMode(some) accepted")
+	}
+}
+
+func TestFromToolsAndPinned(t *testing.T) {
+	src := `{"openapi":"3.0.3","info":{"title":"Pets","version":"1"},"paths":{
+		"/pets":{"get":{"operationId":"listPets","tags":["pets"],"summary":"List pets","x-mcp-pin":true,
+			"parameters":[{"name":"limit","in":"query","schema":{"type":"integer"}}],
+			"responses":{"200":{"description":"ok","content":{"application/json":{"schema":{"type":"array","items":{"$ref":"#/components/schemas/Pet"}}}}}}},
+			"post":{"operationId":"createPet","summary":"Create","requestBody":{"content":{"application/json":{"schema":{"$ref":"#/components/schemas/NewPet"}}}},"responses":{"201":{"description":"ok"}}}},
+		"/pets/{id}":{"delete":{"operationId":"deletePet","parameters":[{"name":"id","in":"path","required":true,"schema":{"type":"string"}}],"responses":{"204":{"description":"gone"}}}}},
+		"components":{"schemas":{"Pet":{"type":"object"},"NewPet":{"type":"object"}}}}`
+	doc, err := openapi.Parse(context.Background(), []byte(src), "pets.json", openapi.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := openapi.Generate(doc, openapi.GenerateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := FromTools("pets", res.Tools, doc)
+	byName := map[string]Doc{}
+	for _, d := range docs {
+		byName[d.Name] = d
+	}
+	if d := byName["listPets"]; !reflect.DeepEqual(d.Tags, []string{"pets"}) || !reflect.DeepEqual(d.Schemas, []string{"Pet"}) || !reflect.DeepEqual(d.Params, []string{"limit"}) || d.API != "pets" || d.Method != "GET" {
+		t.Errorf("listPets: %+v", d)
+	}
+	if d := byName["createPet"]; !reflect.DeepEqual(d.Schemas, []string{"NewPet"}) {
+		t.Errorf("createPet schemas %v", d.Schemas)
+	}
+	pinned, unmatched := Pinned(res.Tools, doc, []string{"DELETE /pets/{id}", "nope"})
+	if !reflect.DeepEqual(pinned, []string{"listPets", "deletePet"}) || !reflect.DeepEqual(unmatched, []string{"nope"}) {
+		t.Errorf("Pinned = %v, %v", pinned, unmatched)
+	}
+}

@@ -1,0 +1,223 @@
+package discovery
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	yaml "go.yaml.in/yaml/v4"
+
+	"github.com/mcpgate/mcpgate/openapi"
+)
+
+// The evaluation: testdata/eval/*.yaml (see its README.md) against the
+// corpus documents, plain BM25 and mcpgate's ranking side by side.
+
+type evalSet struct {
+	API     string      `yaml:"api"`
+	Doc     string      `yaml:"doc"`
+	Dev     []evalQuery `yaml:"dev"`
+	Heldout []evalQuery `yaml:"heldout"`
+}
+
+type evalQuery struct {
+	Q    string   `yaml:"q"`
+	Want []string `yaml:"want"`
+}
+
+var evalAPIs = []string{"github", "stripe", "graph"}
+
+func loadEvalSet(t testing.TB, api string) *evalSet {
+	t.Helper()
+	file := filepath.Join("testdata", "eval", api+".yaml")
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s evalSet
+	if err := yaml.Unmarshal(data, &s); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	if s.API != api || s.Doc == "" || len(s.Dev) == 0 || len(s.Heldout) == 0 {
+		t.Fatalf("%s: want api %q, a doc and both halves", file, api)
+	}
+	return &s
+}
+
+// corpusDir returns MCPGATE_CORPUS. Unset: the test is skipped, except under
+// CI (env CI non-empty) where it fails.
+func corpusDir(t testing.TB) string {
+	t.Helper()
+	dir := os.Getenv("MCPGATE_CORPUS")
+	if dir == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("MCPGATE_CORPUS is not set but CI is: run scripts/corpus/get.sh DIR and set MCPGATE_CORPUS=DIR")
+		}
+		t.Skip("MCPGATE_CORPUS is not set (run scripts/corpus/get.sh DIR and set MCPGATE_CORPUS=DIR)")
+	}
+	return dir
+}
+
+// corpusAPI is one loaded corpus document and its index input.
+type corpusAPI struct {
+	doc   *openapi.Document
+	res   *openapi.Result
+	docs  []Doc
+	ids   map[string]string // operationId and "METHOD /path" → tool name
+	names map[string]bool
+}
+
+var corpusCache sync.Map // file → *corpusAPI (read-only once stored)
+
+func loadCorpusAPI(t testing.TB, api, file string) *corpusAPI {
+	t.Helper()
+	path := filepath.Join(corpusDir(t), file)
+	if c, ok := corpusCache.Load(path); ok {
+		return c.(*corpusAPI)
+	}
+	doc, err := openapi.Load(context.Background(), path, openapi.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := openapi.Generate(doc, openapi.GenerateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &corpusAPI{doc: doc, res: res, docs: FromTools(api, res.Tools, doc), ids: map[string]string{}, names: map[string]bool{}}
+	for _, tool := range res.Tools {
+		r := tool.Route
+		if r.OperationID != "" {
+			c.ids[r.OperationID] = tool.Name
+		}
+		c.ids[r.Method+" "+cmp0(r.DocPath, r.Path)] = tool.Name
+		c.names[tool.Name] = true
+	}
+	corpusCache.Store(path, c)
+	return c
+}
+
+// TestEvalSetResolves: every expected operation names an operation of its
+// document, no request is repeated, and the halves are large enough.
+func TestEvalSetResolves(t *testing.T) {
+	total := 0
+	for _, api := range evalAPIs {
+		s := loadEvalSet(t, api)
+		c := loadCorpusAPI(t, api, s.Doc)
+		seen := map[string]bool{}
+		for _, q := range append(append([]evalQuery{}, s.Dev...), s.Heldout...) {
+			total++
+			if seen[q.Q] {
+				t.Errorf("%s: %q appears twice", api, q.Q)
+			}
+			seen[q.Q] = true
+			if len(q.Want) == 0 {
+				t.Errorf("%s: %q has no expected operation", api, q.Q)
+			}
+			for _, w := range q.Want {
+				if _, ok := c.ids[w]; !ok {
+					t.Errorf("%s: %q expects %q, which is no operation of %s", api, q.Q, w, s.Doc)
+				}
+			}
+		}
+		if len(s.Dev) < 25 || len(s.Heldout) < 25 {
+			t.Errorf("%s: halves of %d and %d requests, want at least 25 each", api, len(s.Dev), len(s.Heldout))
+		}
+	}
+	if total < 150 {
+		t.Errorf("%d requests in all, want at least 150", total)
+	}
+}
+
+// metrics are recall@1, recall@5 and MRR@10 over a set of requests.
+type metrics struct {
+	n             int
+	r1, r5, mrr10 float64
+	misses        []string
+}
+
+func evaluate(t testing.TB, ix *Index, c *corpusAPI, qs []evalQuery) metrics {
+	t.Helper()
+	m := metrics{n: len(qs)}
+	for _, q := range qs {
+		want := map[string]bool{}
+		for _, w := range q.Want {
+			want[c.ids[w]] = true
+		}
+		res, err := ix.Search(context.Background(), Query{Text: q.Q, Limit: 10})
+		if err != nil {
+			t.Fatalf("%q: %v", q.Q, err)
+		}
+		rank := 0
+		for i, r := range res {
+			if want[r.Name] {
+				rank = i + 1
+				break
+			}
+		}
+		switch {
+		case rank == 1:
+			m.r1++
+			fallthrough
+		case rank >= 1 && rank <= 5:
+			m.r5++
+		}
+		if rank > 0 {
+			m.mrr10 += 1 / float64(rank)
+		}
+		if rank == 0 || rank > 5 {
+			top := make([]string, 0, 3)
+			for _, r := range res[:min(3, len(res))] {
+				top = append(top, r.Name)
+			}
+			m.misses = append(m.misses, fmt.Sprintf("%q (rank %d; top: %s)", q.Q, rank, strings.Join(top, ", ")))
+		}
+	}
+	n := float64(max(m.n, 1))
+	m.r1, m.r5, m.mrr10 = m.r1/n, m.r5/n, m.mrr10/n
+	return m
+}
+
+// TestEval prints the figures for both halves of every API, plain BM25 and
+// mcpgate's ranking (with and without the WordNet table) in one run. With
+// -v and EVAL_MISSES=dev it lists the dev misses (the held-out misses are
+// listed only with EVAL_MISSES=heldout, for the final report).
+func TestEval(t *testing.T) {
+	rankings := []struct {
+		name string
+		opts Options
+	}{
+		{"plain BM25", Options{Ranking: PlainBM25}},
+		{"mcpgate, no WordNet", Options{NoSynonyms: true}},
+		{"mcpgate", Options{}},
+	}
+	show := os.Getenv("EVAL_MISSES")
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n%-8s %-8s %-22s %5s %5s %6s\n", "api", "half", "ranking", "R@1", "R@5", "MRR@10")
+	for _, api := range evalAPIs {
+		s := loadEvalSet(t, api)
+		c := loadCorpusAPI(t, api, s.Doc)
+		for _, rk := range rankings {
+			ix, err := New(c.docs, rk.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, half := range []struct {
+				name string
+				qs   []evalQuery
+			}{{"dev", s.Dev}, {"heldout", s.Heldout}} {
+				m := evaluate(t, ix, c, half.qs)
+				fmt.Fprintf(&b, "%-8s %-8s %-22s %5.2f %5.2f %6.3f\n", api, half.name, rk.name, m.r1, m.r5, m.mrr10)
+				if show == half.name && rk.name == "mcpgate" {
+					for _, miss := range m.misses {
+						fmt.Fprintf(&b, "    miss: %s\n", miss)
+					}
+				}
+			}
+		}
+	}
+	t.Log(b.String())
+}

@@ -1,0 +1,201 @@
+package discovery
+
+// Variant weights: how much a stand-in for a query word counts beside the
+// word itself.
+const (
+	wAbbrev       = 0.8 // "repo" for "repository"
+	wAction       = 1.0 // the canonical action of a verb, matched on the action field
+	wImplied      = 0.5 // the read action implied by a question ("which invoices …")
+	wSelf         = 0.3 // "my" as "me", "self", "authenticated", "current"
+	wGroupmate    = 0.4 // another verb of the same action group, on the text fields
+	wCompoundHead = 0.7 // "mail" for "email"
+	wSynKnown     = 0.5 // factor on general synonyms of a word the index has
+	wCompoundPart = 0.5 // "drive" for "onedrive"
+)
+
+// compile turns a query into concepts over the index's terms. Words with no
+// term in the index drop out; so do stop words.
+func (ix *Index) compile(text string) []concept {
+	var raw []string
+	words(text, func(w string) { raw = append(raw, w) })
+	if ix.opts.Ranking == PlainBM25 {
+		return ix.compilePlain(text)
+	}
+	raw = joinPhrasalVerbs(raw)
+	var cs []concept
+	seen := map[string]bool{}
+	actions := map[string]bool{}
+	addAction := func(a string, w float32) {
+		if actions[a] {
+			return
+		}
+		actions[a] = true
+		if id, ok := ix.terms[actionToken(a)]; ok {
+			cs = append(cs, concept{w: 1, vs: []variant{{id, w}}})
+		}
+	}
+	self := false
+	first := true
+	question := len(raw) > 0 && readQuestions[raw[0]]
+	for _, w := range raw {
+		if selfWords[w] {
+			self = true
+			continue
+		}
+		if stopWords[w] {
+			if listWords[w] {
+				addAction("list", wImplied)
+			}
+			continue
+		}
+		s := stem(w)
+		isFirst := first
+		first = false
+		verb := (isFirst || !nounish[w]) && len(ix.actions.of(s)) > 0
+		if verb {
+			for _, a := range ix.actions.of(s) {
+				addAction(a, wAction)
+			}
+		}
+		if seen[s] {
+			continue
+		}
+		seen[s] = true
+		if c, ok := ix.wordConcept(w, s, verb); ok {
+			cs = append(cs, c)
+		}
+	}
+	if question && len(actions) == 0 {
+		addAction("read", wImplied)
+	}
+	if self {
+		if id, ok := ix.terms[actionToken("self")]; ok {
+			cs = append(cs, concept{w: 1, vs: []variant{{id, wSelf}}})
+		}
+	}
+	return cs
+}
+
+// wordConcept is one query word with its stand-ins: abbreviations, general
+// synonyms, the aliases mined from the document, and the other verbs of its
+// action group.
+func (ix *Index) wordConcept(w, s string, verb bool) (concept, bool) {
+	c := concept{w: 1}
+	orig, known := ix.terms[s]
+	add := func(term string, weight float32) {
+		id, ok := ix.terms[term]
+		if !ok {
+			return
+		}
+		// A stand-in never counts for more than the word itself could: a
+		// rarer synonym of a common word would otherwise outrank it.
+		if known && id != orig && ix.idf[id] > ix.idf[orig] {
+			weight *= ix.idf[orig] / ix.idf[id]
+		}
+		for i := range c.vs {
+			if c.vs[i].term == id {
+				c.vs[i].w = max(c.vs[i].w, weight)
+				return
+			}
+		}
+		c.vs = append(c.vs, variant{id, weight})
+	}
+	add(s, 1)
+	for _, p := range commonAbbreviations {
+		if p[0] == w {
+			add(stem(p[1]), wAbbrev)
+		} else if p[1] == w {
+			add(stem(p[0]), wAbbrev)
+		}
+	}
+	// General synonyms help most where the document lacks the user's word.
+	synW := float32(1)
+	if known {
+		synW = wSynKnown
+	}
+	for _, sy := range ix.syn.lookup(s) {
+		add(sy.term, sy.w*synW)
+	}
+	for _, a := range ix.aliases[s] {
+		add(a.term, a.w)
+	}
+	if verb {
+		for _, act := range ix.actions.of(s) {
+			for _, mate := range ix.actions.mates[act] {
+				add(mate, wGroupmate)
+			}
+		}
+	}
+	ix.decompound(w, s, add)
+	return c, len(c.vs) > 0
+}
+
+// decompound reads a compound word through its parts: "onedrive" as
+// "drive" and "one", "chargeback" as "charge" and "back" when the index has
+// no such word, and "email", "ebook", "ical" (a one- or two-letter prefix
+// before a word) also as "mail", "book", "cal" even when it has.
+func (ix *Index) decompound(w, s string, add func(string, float32)) {
+	if len(w) < 5 {
+		return
+	}
+	_, known := ix.terms[s]
+	for i := 1; i <= 2; i++ {
+		if head := w[i:]; len(head) >= 4 {
+			if hs := stem(head); hasTerm(ix, hs) {
+				add(hs, wCompoundHead)
+				return
+			}
+		}
+	}
+	if known {
+		return
+	}
+	best, bestLen := "", 0
+	for i := 3; i <= len(w)-3; i++ {
+		l, r := w[:i], w[i:]
+		if hasTerm(ix, stem(l)) && hasTerm(ix, stem(r)) && min(len(l), len(r)) > bestLen {
+			best, bestLen = l, min(len(l), len(r))
+		}
+	}
+	if best != "" {
+		add(stem(best), wCompoundPart)
+		add(stem(w[len(best):]), wCompoundPart)
+	}
+}
+
+func hasTerm(ix *Index, t string) bool {
+	_, ok := ix.terms[t]
+	return ok
+}
+
+func (ix *Index) compilePlain(text string) []concept {
+	var cs []concept
+	seen := map[string]bool{}
+	plainWords(text, func(w string) {
+		if stopWords[w] || seen[w] {
+			return
+		}
+		seen[w] = true
+		if id, ok := ix.terms[w]; ok {
+			cs = append(cs, concept{w: 1, vs: []variant{{id, 1}}})
+		}
+	})
+	return cs
+}
+
+// joinPhrasalVerbs replaces two-word verbs ("set up", "look for") by one
+// word.
+func joinPhrasalVerbs(ws []string) []string {
+	out := ws[:0:0]
+	for i := 0; i < len(ws); i++ {
+		if i+1 < len(ws) {
+			if j, ok := phrasalVerbs[[2]string{ws[i], ws[i+1]}]; ok {
+				out = append(out, j)
+				i++
+				continue
+			}
+		}
+		out = append(out, ws[i])
+	}
+	return out
+}

@@ -1,0 +1,197 @@
+package discovery
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/mcpgate/mcpgate/openapi"
+)
+
+// FromTools makes the index input for the tools of one API. doc, when not
+// nil, is the document the tools were generated from: it gives each tool its
+// operation's tags and the names of its request and response schemas, which
+// the tools themselves do not carry.
+func FromTools(api string, tools []openapi.Tool, doc *openapi.Document) []Doc {
+	var extra map[string]opInfo
+	if doc != nil && doc.T != nil {
+		extra = operationInfo(doc.T)
+	}
+	out := make([]Doc, len(tools))
+	for i := range tools {
+		t := &tools[i]
+		d := Doc{API: api, Name: t.Name, Title: t.Title, Description: t.Description,
+			Method: t.Route.Method, Path: t.Route.Path, OperationID: t.Route.OperationID}
+		d.Params = make([]string, len(t.Route.Arguments))
+		for j, a := range t.Route.Arguments {
+			d.Params[j] = a.Name
+		}
+		if info, ok := extra[t.Route.Method+" "+cmp0(t.Route.DocPath, t.Route.Path)]; ok {
+			d.Tags, d.Schemas, d.ParamText = info.tags, info.schemas, info.paramText
+		}
+		out[i] = d
+	}
+	return out
+}
+
+type opInfo struct {
+	tags, schemas []string
+	paramText     string
+}
+
+// maxParamText bounds what is read about one operation's arguments.
+const maxParamText = 1500
+
+// operationInfo reads each operation's tags and schema names, keyed by
+// "METHOD /path" as in the document.
+func operationInfo(t *openapi3.T) map[string]opInfo {
+	out := map[string]opInfo{}
+	if t.Paths == nil {
+		return out
+	}
+	for path, item := range t.Paths.Map() {
+		for method, op := range item.Operations() {
+			info := opInfo{tags: op.Tags}
+			seen := map[string]bool{}
+			add := func(ref string) {
+				name := refName(ref)
+				if name != "" && !seen[name] {
+					seen[name] = true
+					info.schemas = append(info.schemas, name)
+				}
+			}
+			var text strings.Builder
+			say := func(desc string) {
+				if desc == "" || text.Len() >= maxParamText {
+					return
+				}
+				lead, _ := leadSentence(plainText(desc))
+				text.WriteString(lead)
+				text.WriteByte(' ')
+			}
+			for _, p := range op.Parameters {
+				if p != nil && p.Value != nil {
+					say(p.Value.Description)
+				}
+			}
+			if rb := op.RequestBody; rb != nil && rb.Value != nil {
+				say(rb.Value.Description)
+				for _, mt := range rb.Value.Content {
+					schemaNames(mt.Schema, add)
+					if mt.Schema != nil && mt.Schema.Value != nil {
+						props := mt.Schema.Value.Properties
+						for _, name := range sortedKeys(props) {
+							if p := props[name]; p != nil && p.Value != nil {
+								say(p.Value.Description)
+							}
+						}
+					}
+				}
+			}
+			info.paramText = text.String()
+			if op.Responses != nil {
+				for code, r := range op.Responses.Map() {
+					if !strings.HasPrefix(code, "2") || r == nil {
+						continue
+					}
+					add(r.Ref)
+					if r.Value != nil {
+						for _, mt := range r.Value.Content {
+							schemaNames(mt.Schema, add)
+						}
+					}
+				}
+			}
+			sort.Strings(info.schemas)
+			out[strings.ToUpper(method)+" "+path] = info
+		}
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// schemaNames reports the named schemas a body is made of: the schema
+// itself, its items, and the items of a list envelope (Stripe's "data",
+// OData's "value").
+func schemaNames(s *openapi3.SchemaRef, add func(string)) {
+	if s == nil {
+		return
+	}
+	add(s.Ref)
+	v := s.Value
+	if v == nil {
+		return
+	}
+	if v.Items != nil {
+		add(v.Items.Ref)
+	}
+	for _, env := range []string{"data", "value"} {
+		if p := v.Properties[env]; p != nil && p.Value != nil && p.Value.Items != nil {
+			add(p.Value.Items.Ref)
+		}
+	}
+}
+
+// refName is the last part of a local $ref ("#/components/schemas/issuing.card"
+// → "issuing.card").
+func refName(ref string) string {
+	if ref == "" {
+		return ""
+	}
+	return ref[strings.LastIndexByte(ref, '/')+1:]
+}
+
+// Pinned returns the names of the tools to list beside the discovery tools:
+// those whose operation says x-mcp-pin: true in doc (may be nil), and those
+// named in pins by tool name, operationId or "METHOD /path". Unmatched pins
+// are returned apart, for the caller to report.
+func Pinned(tools []openapi.Tool, doc *openapi.Document, pins []string) (names, unmatched []string) {
+	want := map[string]bool{}
+	for _, p := range pins {
+		want[strings.TrimSpace(p)] = true
+	}
+	flagged := map[string]bool{}
+	if doc != nil && doc.T != nil && doc.T.Paths != nil {
+		for path, item := range doc.T.Paths.Map() {
+			for method, op := range item.Operations() {
+				if v, ok := op.Extensions["x-mcp-pin"].(bool); ok && v {
+					flagged[strings.ToUpper(method)+" "+path] = true
+				}
+			}
+		}
+	}
+	matched := map[string]bool{}
+	for i := range tools {
+		t := &tools[i]
+		route := t.Route.Method + " " + cmp0(t.Route.DocPath, t.Route.Path)
+		keys := []string{t.Name, route}
+		if t.Route.OperationID != "" {
+			keys = append(keys, t.Route.OperationID)
+		}
+		hit := flagged[route]
+		for _, k := range keys {
+			if want[k] {
+				matched[k] = true
+				hit = true
+			}
+		}
+		if hit {
+			names = append(names, t.Name)
+		}
+	}
+	for _, p := range pins {
+		if p = strings.TrimSpace(p); !matched[p] {
+			unmatched = append(unmatched, p)
+		}
+	}
+	return names, unmatched
+}
