@@ -1,0 +1,82 @@
+// Package connect is the gateway's OAuth client of the upstream APIs
+// (credentials mode "oauth" for an API): each user grants the gateway
+// access to their own account at the API's authorization server once, and
+// the gateway then calls the API with that user's access token.
+//
+// It owns the whole life of such a grant:
+//
+//   - asking: [Connector.Decorator] wraps an API's tools; a caller without a
+//     grant gets an MRTR round with a URL-mode elicitation whose link is the
+//     gateway's own /connect/<api> page (a client without URL mode gets a
+//     tool error naming the same link);
+//   - the authorization: [Connector.Handler] serves the confirmation page,
+//     starts the authorization code flow with PKCE (S256) and takes the
+//     callback (endpoints and scopes from the document's oauth2 security
+//     scheme, [Provider.FromDocument], or configuration);
+//   - keeping: grants are sealed with [secretbox] (AES-256-GCM, subkeys of
+//     the state key ring, bound to API, tenant and subject) in a [Store]:
+//     [MemoryStore], sqlite.GrantStore or postgres.GrantStore;
+//   - using: [Connector.AuthResolver] puts the token on upstream requests,
+//     refreshed before it expires;
+//   - ending: [Connector.Revoke] and [Connector.List] (for `mcpgate grants
+//     list|revoke`) and [Connector.DisconnectTool] for the user.
+//
+// # Who completes the flow (threat model)
+//
+// MCP requires the server to verify that the person completing a URL-mode
+// flow is the user who triggered it. The attack is phishing for a grant:
+// Mallory calls a tool, gets a connect link bound to herself, and sends it
+// to Alice; if Alice completes it, Alice's upstream account is stored under
+// Mallory's identity and Mallory's agent acts as Alice. A second attack is
+// a leaked link (logs, browser history, an agent that reads it) used by
+// someone else, and a third a stolen or replayed callback.
+//
+// What this package does about each:
+//
+//   - The link carries nothing readable: the caller's subject and tenant, a
+//     flow id, a confirmation code and a 10-minute expiry are sealed inside
+//     (secretbox, bound to the API). It is not pre-authenticated: it only
+//     leads to the upstream's own login.
+//   - The confirmation code is shown only in the elicitation's message (the
+//     client's UI, not the URL). The page asks for it before anything else;
+//     a link is spent by the first attempt, right or wrong (one guess of 40
+//     bits per link, across replicas through the replay cache). A leaked
+//     link alone is useless.
+//   - The page says, on the gateway's origin, what is being connected and
+//     warns not to continue a link someone else sent. It sends no Referer,
+//     cannot be framed and runs no script.
+//   - The authorization is bound to the browser that confirmed it: a fresh
+//     random state, and a cookie (HttpOnly, SameSite=Lax, __Host- on https)
+//     holding the sealed subject and PKCE verifier for that state. A
+//     callback without the matching cookie, with a forged or expired one, or
+//     a second time (the replay cache), is refused. The code is redeemed
+//     with the verifier, so a code issued to another client or for another
+//     flow is refused by the authorization server; an iss parameter naming
+//     another issuer is refused (RFC 9207).
+//   - The grant is stored under the subject sealed at step one, never under
+//     anything the browser says.
+//
+// What it cannot do without an identity of the browser's user: if Mallory
+// persuades Alice to type the code too (she sends both), Alice's account
+// ends up under Mallory's identity. The code turns a silent click into a
+// deliberate step that the page warns about, but only an identity check of
+// the browser closes the gap: a deployment that authenticates its MCP
+// callers with OAuth (auth mode oauth) should also log the browser in at
+// the same issuer on the connect page and compare subjects. That login
+// step is not implemented yet (see the README); with bearer-token callers
+// (no auth mode) there is no such identity to compare.
+//
+// Invariants:
+//
+//   - Tokens are never in a URL, a log line, an error or a tool result, and
+//     never leave the gateway except to the API's token, revocation and
+//     upstream endpoints. A Store only ever sees sealed tokens.
+//   - Nothing lives only in one process: links and flow state travel sealed
+//     (in the URL and the cookie), single use is the shared replay cache,
+//     grants are in the shared store. Any replica can start a flow, take the
+//     callback and use the grant.
+//   - One refresh per grant at a time across replicas (a lease on the row's
+//     version): a rotated refresh token is never spent twice.
+//   - A refused refresh drops the grant and the call asks the user again;
+//     an unreachable authorization server keeps it.
+package connect

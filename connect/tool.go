@@ -1,0 +1,159 @@
+package connect
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/openapi"
+)
+
+// inputKey is the key of the connect elicitation in inputRequests.
+const inputKey = "connect"
+
+// pause is the continuation of a round that asked the user to connect.
+type pause struct {
+	Connect string `json:"connect"` // the API
+}
+
+type tokenKey struct{ api string }
+
+// Decorator returns the tool decorator of api: wrap every tool of that API
+// with it (outermost, before any confirmation step). A call by a caller
+// with a grant runs the tool with the access token in its context (sent by
+// [Connector.AuthResolver]); a caller without one is asked to connect with
+// a URL-mode elicitation of the API's connect link, and the retry runs the
+// tool once the grant is stored. The wrapped tool never sees the connect
+// round: on the retry after it, its request has Round 0 and no input
+// responses, so an answer the client slipped in cannot pass for an answer
+// to a question the tool asks later.
+func (c *Connector) Decorator(api string) (func(next mcp.ToolHandler) mcp.ToolHandler, error) {
+	p := c.providers[api]
+	if p == nil {
+		return nil, fmt.Errorf("connect: API %s is not configured", api)
+	}
+	return func(next mcp.ToolHandler) mcp.ToolHandler {
+		return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			who := req.Principal
+			if who.Subject == "" {
+				return mcp.ToolError("This tool acts with your own " + p.title() + " account, and this call has no authenticated caller to keep that account for. Sign in to the gateway (send your token) and call it again."), nil
+			}
+			k := keyFor(api, who.Tenant, who.Subject)
+			resumed := false
+			if req.Round > 0 {
+				st, err := mcp.ContinuationAs[pause](req.Request)
+				resumed = err == nil && st.Connect == api
+			}
+			token, err := c.accessToken(ctx, p, k)
+			if errors.Is(err, ErrNoGrant) {
+				return c.ask(p, k, req, resumed)
+			}
+			if err != nil {
+				c.opts.Logger.Error("connect: reading a grant failed", "api", api, "subject", k.Subject, "error", err)
+				return mcp.ToolError("The gateway could not use your " + p.title() + " authorization right now; try again later."), nil
+			}
+			if resumed {
+				req = fresh(req)
+			}
+			return next(context.WithValue(ctx, tokenKey{api}, token), req)
+		}
+	}, nil
+}
+
+// ask answers a call without a grant: a URL elicitation of a new connect
+// link, or, for a client without URL mode, a tool error telling where to
+// connect.
+func (c *Connector) ask(p *provider, k Key, req *mcp.CallToolRequest, resumed bool) (*mcp.CallToolResult, error) {
+	if resumed {
+		if ans, ok := req.Elicitation(inputKey); ok && ans.Action != "accept" {
+			return mcp.ToolError("You did not connect your " + p.title() + " account, so the call was not made."), nil
+		}
+	}
+	href, code, err := c.newLink(p, k)
+	if err != nil {
+		return nil, fmt.Errorf("connect: make a link: %w", err)
+	}
+	minutes := int(c.opts.LinkTTL.Minutes())
+	if e := req.Capabilities.Elicitation; e == nil || e.URL == nil {
+		return mcp.ToolError(fmt.Sprintf("This tool needs access to your %s account, and this client cannot open a link for the gateway (it has no URL-mode elicitation). "+
+			"Open %s in your browser, enter the code %s and sign in at %s (within %d minutes), then call the tool again.",
+			p.title(), href, code, p.title(), minutes)), nil
+	}
+	msg := fmt.Sprintf("Connect your %s account to continue: open the link, enter the code %s and sign in at %s (within %d minutes).", p.title(), code, p.title(), minutes)
+	return nil, mcp.RequireInput(map[string]mcp.InputRequest{inputKey: mcp.ElicitURL(msg, href)}, pause{Connect: p.API})
+}
+
+// fresh is req as the wrapped tool sees it after the connect round: a
+// first round with no input responses.
+func fresh(req *mcp.CallToolRequest) *mcp.CallToolRequest {
+	r := *req.Request
+	r.Round, r.InputResponses = 0, nil
+	return &mcp.CallToolRequest{Request: &r, Name: req.Name, Arguments: req.Arguments}
+}
+
+// TokenFrom returns the access token the decorator of api put in ctx.
+func TokenFrom(ctx context.Context, api string) (string, bool) {
+	t, ok := ctx.Value(tokenKey{api}).(string)
+	return t, ok && t != ""
+}
+
+// AuthResolver puts the caller's access token for one API on upstream
+// requests; it implements proxy.AuthResolver.
+type AuthResolver struct{ api string }
+
+// AuthResolver returns the resolver of api for the proxy: it sends the
+// token the decorator found as "Authorization: Bearer …". A call that did
+// not pass through the decorator fails rather than go out without it.
+func (c *Connector) AuthResolver(api string) AuthResolver { return AuthResolver{api: api} }
+
+// Apply implements proxy.AuthResolver.
+func (a AuthResolver) Apply(ctx context.Context, req *http.Request, _ *openapi.Route) error {
+	tok, ok := TokenFrom(ctx, a.api)
+	if !ok {
+		return fmt.Errorf("no %s authorization in this call (the tool is not wrapped with the connect decorator)", a.api)
+	}
+	for i := 0; i < len(tok); i++ {
+		if tok[i] < 0x20 || tok[i] > 0x7e {
+			return fmt.Errorf("the %s access token is not a valid header value", a.api)
+		}
+	}
+	req.Header.Set("Authorization", "Bearer "+tok)
+	return nil
+}
+
+// DisconnectTool returns a tool for the user to disconnect their api
+// account: it deletes the caller's grant and revokes it upstream when the
+// API has a revocation endpoint. Register it next to the API's tools.
+func (c *Connector) DisconnectTool(api string) (*mcp.Tool, mcp.ToolHandler, error) {
+	p := c.providers[api]
+	if p == nil {
+		return nil, nil, fmt.Errorf("connect: API %s is not configured", api)
+	}
+	yes, no := true, false
+	tool := &mcp.Tool{
+		Name:        "disconnect_" + api,
+		Title:       "Disconnect " + p.title(),
+		Description: "Disconnect your " + p.title() + " account from this gateway: its stored authorization is deleted (and revoked at " + p.title() + " when possible). The next " + p.title() + " tool call asks you to connect again.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{}}`),
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: &no, DestructiveHint: &yes, IdempotentHint: &yes, OpenWorldHint: &no},
+	}
+	handler := func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		who := req.Principal
+		if who.Subject == "" {
+			return mcp.ToolError("This call has no authenticated caller, so there is no account to disconnect."), nil
+		}
+		had, err := c.Revoke(ctx, keyFor(api, who.Tenant, who.Subject))
+		if err != nil {
+			c.opts.Logger.Error("connect: revoking a grant failed", "api", api, "subject", who.Subject, "error", err)
+			return mcp.ToolError("The gateway could not disconnect your " + p.title() + " account right now; try again later."), nil
+		}
+		if !had {
+			return mcp.TextResult("No " + p.title() + " account was connected."), nil
+		}
+		return mcp.TextResult("Your " + p.title() + " account is disconnected."), nil
+	}
+	return tool, handler, nil
+}
