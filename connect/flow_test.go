@@ -18,7 +18,7 @@ import (
 // refresh → disconnect (revoked at the authorization server) → the next
 // call asks again.
 func TestConnectFlow(t *testing.T) {
-	g := newGateway(t)
+	g := newGateway(t, 1, nil)
 	ctx := context.Background()
 
 	first := g.call(t, "alice", urlCaps, "listPets", nil)
@@ -105,7 +105,7 @@ func TestConnectFlow(t *testing.T) {
 // refresh (the user revoked the grant there), the call asks to connect
 // again and the dead grant is dropped.
 func TestConnectRefreshRefused(t *testing.T) {
-	g := newGateway(t)
+	g := newGateway(t, 1, nil)
 	ctx := context.Background()
 	link, code := g.askedToConnect(t, g.call(t, "bob", urlCaps, "listPets", nil))
 	if p := newBrowser().connect(t, link, code, "bob"); p.Status != http.StatusOK {
@@ -129,7 +129,7 @@ func TestConnectRefreshRefused(t *testing.T) {
 
 // TestConnectRefused: the callers and browsers that must not get a grant.
 func TestConnectRefused(t *testing.T) {
-	g := newGateway(t)
+	g := newGateway(t, 1, nil)
 	ctx := context.Background()
 	noGrants := func(t *testing.T) {
 		t.Helper()
@@ -329,5 +329,44 @@ func TestConnectRefused(t *testing.T) {
 	noGrants(t)
 	if n := len(g.upstreamCalls()); n != 1 { // hank's call
 		t.Errorf("the upstream was called %d times, want 1", n)
+	}
+}
+
+// TestConnectTokenRefusedUpstream: the upstream refuses a token before its
+// expiry: the grant is renewed at once (the call says to call again); when
+// the tokens were revoked at the authorization server, the user is asked to
+// connect again.
+func TestConnectTokenRefusedUpstream(t *testing.T) {
+	g := newGateway(t, 1, nil)
+	ctx := context.Background()
+	k := connect.Key{API: "pets", Subject: "kim"}
+	link, code := g.askedToConnect(t, g.call(t, "kim", urlCaps, "listPets", nil))
+	if p := newBrowser().connect(t, link, code, "kim"); p.Status != http.StatusOK {
+		t.Fatalf("connect: HTTP %d: %s", p.Status, p.Body)
+	}
+	access, _, _ := g.Conn.TokensForTest(ctx, k)
+
+	g.refuseNext(1)
+	r := g.call(t, "kim", urlCaps, "listPets", nil)
+	if !r.IsError || !strings.Contains(r.text(), "HTTP 401") || !strings.Contains(r.text(), "has been renewed") {
+		t.Fatalf("call refused by the upstream: %q %s", r.ResultType, r.text())
+	}
+	renewed, _, _ := g.Conn.TokensForTest(ctx, k)
+	if renewed == access {
+		t.Fatal("the refused access token is still stored")
+	}
+	if r := g.call(t, "kim", urlCaps, "listPets", nil); r.IsError || !strings.Contains(r.text(), `"owner":"kim"`) {
+		t.Fatalf("call after the renewal: %s", r.text())
+	}
+	if last := g.upstreamCalls(); last[len(last)-1].Token != renewed {
+		t.Errorf("the upstream got %q, want the renewed token", last[len(last)-1].Token)
+	}
+
+	// The user revokes the access at the authorization server (which, at
+	// oidc-provider, revokes every token of the grant): asked again.
+	g.AS.revoke(t, g.Client, renewed, "access_token")
+	g.askedToConnect(t, g.call(t, "kim", urlCaps, "listPets", nil))
+	if g.hasGrant(t, "kim") {
+		t.Error("the revoked grant is still stored")
 	}
 }

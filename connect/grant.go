@@ -103,10 +103,6 @@ func fromOAuth(t *oauth2.Token) tokens {
 	return tokens{AccessToken: t.AccessToken, TokenType: t.TokenType, RefreshToken: t.RefreshToken, Expiry: t.Expiry}
 }
 
-func (t tokens) oauth() *oauth2.Token {
-	return &oauth2.Token{AccessToken: t.AccessToken, TokenType: t.TokenType, RefreshToken: t.RefreshToken, Expiry: t.Expiry}
-}
-
 // vault seals tokens into records and opens them.
 type vault struct {
 	box   *secretbox.Box

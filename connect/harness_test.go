@@ -33,35 +33,49 @@ type clock struct{ off atomic.Int64 }
 func (c *clock) now() time.Time          { return time.Now().Add(time.Duration(c.off.Load())) }
 func (c *clock) advance(d time.Duration) { c.off.Add(int64(d)) }
 
+// served is one request the balancer sent to a replica.
+type served struct {
+	Replica      int
+	Method, Path string
+}
+
 // upstreamCall is what the recording upstream saw.
 type upstreamCall struct {
 	Token string
 	Sub   string // from introspection at the authorization server; "" when inactive
 }
 
-// gateway is a gateway-like harness: one httptest server with the connect
-// handler at /connect/ and an MCP endpoint at /mcp whose callers are named by
-// their bearer token (the principal), an mcp.Server with one tool of the
-// "pets" API wrapped with the connect decorator, whose upstream is a
-// recording server that checks each token at the authorization server.
+// gateway is a gateway-like harness: replicas behind one round-robin
+// httptest server, each with the connect handler at /connect/ and an MCP
+// endpoint at /mcp whose callers are named by their bearer token (the
+// principal), an mcp.Server with one tool of the "pets" API wrapped with the
+// connect decorator, whose upstream is a recording server that checks each
+// token at the authorization server.
 type gateway struct {
 	URL    string
 	AS     *authServer
 	Client asClient // the gateway's registration
 	Other  asClient // another client of the same authorization server
-	Conn   *connect.Connector
+	Conn   *connect.Connector   // replica 0's
+	Conns  []*connect.Connector // one per replica
 	Store  connect.Store
 	Clock  *clock
 
 	mu       sync.Mutex
 	upstream []upstreamCall
 	rounds   []int // Round (and input responses) the wrapped tool saw, per call
+	served   []served
+	refuse   int // the upstream answers 401 to this many more calls, whatever the token
 	nextID   atomic.Int64
 }
 
-func newGateway(t *testing.T) *gateway {
+// newGateway starts the harness with replicas on store (nil: a MemoryStore).
+func newGateway(t *testing.T, replicas int, store connect.Store) *gateway {
 	t.Helper()
-	g := &gateway{Clock: &clock{}, Store: &connect.MemoryStore{}}
+	if store == nil {
+		store = &connect.MemoryStore{}
+	}
+	g := &gateway{Clock: &clock{}, Store: store}
 	mux := http.NewServeMux()
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
@@ -85,34 +99,58 @@ func newGateway(t *testing.T) *gateway {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Replicas behind a round-robin balancer share the key ring, the store
+	// and the replay cache, as replicas on one database do.
 	ring := mrtr.GenerateKeyRing(slog.New(slog.DiscardHandler))
-	g.Conn, err = connect.New(connect.Options{
-		BaseURL: srv.URL, Ring: ring, Store: g.Store, Replay: mrtr.NewMemoryReplayCache(0, g.Clock.now),
-		Now: g.Clock.now, Logger: slog.New(slog.DiscardHandler),
-	}, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-
 	codec, err := mrtr.NewCodec(ring, mrtr.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	replay := mrtr.NewMemoryReplayCache(0, g.Clock.now)
+	handlers := make([]http.Handler, replicas)
+	for i := range handlers {
+		conn, err := connect.New(connect.Options{
+			BaseURL: srv.URL, Ring: ring, Store: g.Store, Replay: replay,
+			Now: g.Clock.now, Logger: slog.New(slog.DiscardHandler),
+		}, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.Conns = append(g.Conns, conn)
+		handlers[i] = g.replica(t, conn, codec, up.URL, &tools[0].Route)
+	}
+	g.Conn = g.Conns[0]
+	var next atomic.Uint64
+	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		i := int(next.Add(1)-1) % replicas
+		g.mu.Lock()
+		g.served = append(g.served, served{Replica: i, Method: r.Method, Path: r.URL.Path})
+		g.mu.Unlock()
+		handlers[i].ServeHTTP(w, r)
+	}))
+	return g
+}
+
+// replica is one gateway process: its connect handler and its MCP endpoint
+// with the pets tool wrapped by its Connector.
+func (g *gateway) replica(t *testing.T, conn *connect.Connector, codec *mrtr.Codec, upstream string, route *openapi.Route) http.Handler {
+	t.Helper()
 	s := mcp.NewServer(mcp.Implementation{Name: "harness", Version: "1"}, &mcp.ServerOptions{StateCodec: mcp.SealedState(codec)})
-	decorate, err := g.Conn.Decorator("pets")
+	decorate, err := conn.Decorator("pets")
 	if err != nil {
 		t.Fatal(err)
 	}
-	resolver := g.Conn.AuthResolver("pets")
+	resolver := conn.AuthResolver("pets")
+	client := &http.Client{Transport: conn.Transport(nil)}
 	listPets := func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		g.mu.Lock()
 		g.rounds = append(g.rounds, req.Round*100+len(req.InputResponses))
 		g.mu.Unlock()
-		out, _ := http.NewRequestWithContext(ctx, http.MethodGet, up.URL+"/pets", nil)
-		if err := resolver.Apply(ctx, out, &tools[0].Route); err != nil {
+		out, _ := http.NewRequestWithContext(ctx, http.MethodGet, upstream+"/pets", nil)
+		if err := resolver.Apply(ctx, out, route); err != nil {
 			return mcp.ToolError("Authentication failed: " + err.Error()), nil
 		}
-		resp, err := http.DefaultClient.Do(out)
+		resp, err := client.Do(out)
 		if err != nil {
 			return nil, err
 		}
@@ -126,14 +164,15 @@ func newGateway(t *testing.T) *gateway {
 	if err := s.AddTool(&mcp.Tool{Name: "listPets", InputSchema: json.RawMessage(`{"type":"object"}`)}, decorate(listPets)); err != nil {
 		t.Fatal(err)
 	}
-	dt, dh, err := g.Conn.DisconnectTool("pets")
+	dt, dh, err := conn.DisconnectTool("pets")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := s.AddTool(dt, dh); err != nil {
 		t.Fatal(err)
 	}
-	mux.Handle("/connect/", g.Conn.Handler())
+	mux := http.NewServeMux()
+	mux.Handle("/connect/", conn.Handler())
 	mcpHandler := mcp.NewHTTPHandler(s, nil)
 	mux.Handle("/mcp", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if who, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
@@ -141,7 +180,7 @@ func newGateway(t *testing.T) *gateway {
 		}
 		mcpHandler.ServeHTTP(w, r)
 	}))
-	return g
+	return mux
 }
 
 // serveUpstream records the bearer token and answers 200 only for a token
@@ -152,10 +191,14 @@ func (g *gateway) serveUpstream(w http.ResponseWriter, r *http.Request) {
 	if tok != "" {
 		active, sub = introspectQuiet(g.AS, g.Client, tok)
 	}
+	g.mu.Lock()
+	if g.refuse > 0 {
+		g.refuse--
+		active = false
+	}
 	if !active {
 		sub = ""
 	}
-	g.mu.Lock()
 	g.upstream = append(g.upstream, upstreamCall{Token: tok, Sub: sub})
 	g.mu.Unlock()
 	if !active {
@@ -181,6 +224,13 @@ func introspectQuiet(a *authServer, c asClient, token string) (bool, string) {
 	}
 	_ = json.NewDecoder(resp.Body).Decode(&out)
 	return out.Active, out.Sub
+}
+
+// refuseNext makes the upstream refuse the next n calls with 401.
+func (g *gateway) refuseNext(n int) {
+	g.mu.Lock()
+	g.refuse = n
+	g.mu.Unlock()
 }
 
 func (g *gateway) upstreamCalls() []upstreamCall {
@@ -387,6 +437,20 @@ func (b *browser) authorize(t *testing.T, p page, login string) page {
 func (b *browser) connect(t *testing.T, link, code, login string) page {
 	t.Helper()
 	return b.authorize(t, b.confirm(t, link, code), login)
+}
+
+// replicasServing returns the replicas that served method and path, in
+// order.
+func (g *gateway) replicasServing(method, path string) []int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var out []int
+	for _, s := range g.served {
+		if s.Method == method && s.Path == path {
+			out = append(out, s.Replica)
+		}
+	}
+	return out
 }
 
 func (g *gateway) grants(t *testing.T) []connect.Record {

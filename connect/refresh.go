@@ -18,7 +18,10 @@ import (
 // keep using the current token while it is valid, or wait briefly for the
 // winner's write. A refresh the authorization server refuses (HTTP 4xx:
 // invalid_grant, revoked, …) drops the grant, so the call asks the user to
-// connect again; a failure to reach it keeps the grant.
+// connect again; a failure to reach it keeps the grant. An access token
+// the upstream answered 401 to (seen by [Connector.Transport]) is renewed
+// the same way even before its expiry, or the grant dropped when it cannot
+// be.
 
 // waitForRefresh bounds how long a call waits for another replica's refresh
 // of an expired token.
@@ -37,12 +40,18 @@ func (c *Connector) accessToken(ctx context.Context, p *provider, k Key) (string
 	if !c.due(t) {
 		return t.AccessToken, nil
 	}
-	v, err, _ := c.refreshing.Do(k.String(), func() (any, error) {
+	return c.renew(ctx, p, k, "")
+}
+
+// renew runs one refresh of k at a time in this process; rejected is the
+// access token the upstream refused, "" for a refresh because of expiry.
+func (c *Connector) renew(ctx context.Context, p *provider, k Key, rejected string) (string, error) {
+	v, err, _ := c.refreshing.Do(k.String()+"\x00"+rejected, func() (any, error) {
 		// Shared by every waiting call: not bound to the first one's
 		// cancellation.
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
-		return c.refresh(rctx, p, k)
+		return c.refresh(rctx, p, k, rejected)
 	})
 	if err != nil {
 		return "", err
@@ -61,7 +70,7 @@ func (c *Connector) expired(t tokens) bool {
 }
 
 // refresh renews the grant of k (see the protocol above).
-func (c *Connector) refresh(ctx context.Context, p *provider, k Key) (string, error) {
+func (c *Connector) refresh(ctx context.Context, p *provider, k Key, rejected string) (string, error) {
 	store := c.grants.store
 	rec, err := store.Get(ctx, k)
 	if err != nil {
@@ -71,14 +80,15 @@ func (c *Connector) refresh(ctx context.Context, p *provider, k Key) (string, er
 	if err != nil {
 		return "", err
 	}
-	if !c.due(t) { // refreshed meanwhile
+	// usable: the current token may serve while a refresh is not possible.
+	usable := rejected == "" && !c.expired(t)
+	switch {
+	case rejected == "" && !c.due(t), rejected != "" && t.AccessToken != rejected: // refreshed meanwhile
 		return t.AccessToken, nil
-	}
-	if t.RefreshToken == "" {
-		if !c.expired(t) {
-			return t.AccessToken, nil
-		}
-		c.drop(ctx, rec, "the access token expired and there is no refresh token")
+	case t.RefreshToken == "" && usable:
+		return t.AccessToken, nil
+	case t.RefreshToken == "":
+		c.drop(ctx, rec, "the access token expired or was refused, and there is no refresh token")
 		return "", ErrNoGrant
 	}
 	now := c.opts.Now()
@@ -87,7 +97,7 @@ func (c *Connector) refresh(ctx context.Context, p *provider, k Key) (string, er
 		return "", err
 	}
 	if !won {
-		if !c.expired(t) {
+		if usable {
 			return t.AccessToken, nil
 		}
 		return c.awaitRefresh(ctx, k, rec.Version)
@@ -99,7 +109,7 @@ func (c *Connector) refresh(ctx context.Context, p *provider, k Key) (string, er
 			c.drop(ctx, rec, "the authorization server refused the refresh ("+tokenError(err)+")")
 			return "", ErrNoGrant
 		}
-		if !c.expired(t) {
+		if usable {
 			return t.AccessToken, nil
 		}
 		return "", fmt.Errorf("connect: refresh %s: %s", k, tokenError(err))

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync/atomic"
 
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/openapi"
@@ -19,7 +20,18 @@ type pause struct {
 	Connect string `json:"connect"` // the API
 }
 
-type tokenKey struct{ api string }
+// call is what the decorator puts in a tool call's context: the token of
+// one API and whether the upstream refused it.
+type call struct {
+	token   string
+	refused atomic.Bool
+}
+
+type callKey struct{ api string }
+
+// anyCallKey finds the call of whatever API a request belongs to (for the
+// Transport, which serves every API).
+type anyCallKey struct{}
 
 // Decorator returns the tool decorator of api: wrap every tool of that API
 // with it (outermost, before any confirmation step). A call by a caller
@@ -58,9 +70,32 @@ func (c *Connector) Decorator(api string) (func(next mcp.ToolHandler) mcp.ToolHa
 			if resumed {
 				req = fresh(req)
 			}
-			return next(context.WithValue(ctx, tokenKey{api}, token), req)
+			cl := &call{token: token}
+			ctx = context.WithValue(context.WithValue(ctx, callKey{api}, cl), anyCallKey{}, cl)
+			res, err := next(ctx, req)
+			if cl.refused.Load() {
+				return c.refused(ctx, p, k, req, token, res, err)
+			}
+			return res, err
 		}
 	}, nil
+}
+
+// refused follows up a call whose upstream answered 401 to the user's
+// token: renewed, the call's result says to call again; not renewable, the
+// grant is dropped and the user asked to connect again (the upstream did
+// not act on a request it refused).
+func (c *Connector) refused(ctx context.Context, p *provider, k Key, req *mcp.CallToolRequest, token string, res *mcp.CallToolResult, err error) (*mcp.CallToolResult, error) {
+	_, rerr := c.renew(ctx, p, k, token)
+	switch {
+	case errors.Is(rerr, ErrNoGrant):
+		return c.ask(p, k, req, false)
+	case rerr != nil:
+		c.opts.Logger.Warn("connect: renewing a refused token failed", "api", p.API, "subject", k.Subject, "error", rerr)
+	case res != nil:
+		res.Content = append(res.Content, mcp.TextContent("The "+p.title()+" authorization was refused by the API and has been renewed: call the tool again."))
+	}
+	return res, err
 }
 
 // ask answers a call without a grant: a URL elicitation of a new connect
@@ -96,8 +131,36 @@ func fresh(req *mcp.CallToolRequest) *mcp.CallToolRequest {
 
 // TokenFrom returns the access token the decorator of api put in ctx.
 func TokenFrom(ctx context.Context, api string) (string, bool) {
-	t, ok := ctx.Value(tokenKey{api}).(string)
-	return t, ok && t != ""
+	cl, ok := ctx.Value(callKey{api}).(*call)
+	if !ok || cl.token == "" {
+		return "", false
+	}
+	return cl.token, true
+}
+
+// Transport wraps the transport of the upstream HTTP client (nil:
+// http.DefaultTransport). When an upstream answers 401 to a request that
+// carried a connected user's token, the decorator of that call renews the
+// grant, or drops it and asks the user to connect again: a token the user
+// revoked at the API is noticed at its first refusal, not at its expiry
+// (some APIs' tokens never expire).
+func (c *Connector) Transport(base http.RoundTripper) http.RoundTripper {
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	return transport{base}
+}
+
+type transport struct{ base http.RoundTripper }
+
+func (t transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(req)
+	if err == nil && resp.StatusCode == http.StatusUnauthorized {
+		if cl, ok := req.Context().Value(anyCallKey{}).(*call); ok && req.Header.Get("Authorization") == "Bearer "+cl.token {
+			cl.refused.Store(true)
+		}
+	}
+	return resp, err
 }
 
 // AuthResolver puts the caller's access token for one API on upstream
