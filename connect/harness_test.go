@@ -54,8 +54,8 @@ type upstreamCall struct {
 type gateway struct {
 	URL    string
 	AS     *authServer
-	Client asClient // the gateway's registration
-	Other  asClient // another client of the same authorization server
+	Client asClient             // the gateway's registration
+	Other  asClient             // another client of the same authorization server
 	Conn   *connect.Connector   // replica 0's
 	Conns  []*connect.Connector // one per replica
 	Store  connect.Store
