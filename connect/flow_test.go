@@ -326,6 +326,19 @@ func TestConnectRefused(t *testing.T) {
 			t.Fatalf("link on another API's page: HTTP %d", p.Status)
 		}
 	})
+	t.Run("expired link", func(t *testing.T) {
+		link, code := g.askedToConnect(t, g.call(t, "lena", urlCaps, "listPets", nil))
+		g.Clock.advance(11 * time.Minute)
+		if p := newBrowser().get(t, link); p.Status != http.StatusBadRequest || !strings.Contains(p.Body, "expired") {
+			t.Fatalf("expired link: HTTP %d: %s", p.Status, p.Body)
+		}
+		u, _ := url.Parse(link)
+		s := u.Query().Get("s")
+		u.RawQuery = ""
+		if p := newBrowser().post(t, u.String(), url.Values{"s": {s}, "code": {code}}); p.Status != http.StatusBadRequest {
+			t.Fatalf("expired link posted: HTTP %d: %s", p.Status, p.Body)
+		}
+	})
 	noGrants(t)
 	if n := len(g.upstreamCalls()); n != 1 { // hank's call
 		t.Errorf("the upstream was called %d times, want 1", n)
