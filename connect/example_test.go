@@ -22,7 +22,7 @@ func Example() {
 	conn, err := connect.New(connect.Options{
 		BaseURL: "https://mcp.example.com",
 		Ring:    ring,
-		Store:   &connect.MemoryStore{},          // production: sqlite.NewGrantStore or postgres.NewGrantStore
+		Store:   &connect.MemoryStore{},            // production: sqlite.NewGrantStore or postgres.NewGrantStore
 		Replay:  mrtr.NewMemoryReplayCache(0, nil), // production: the store's replay cache
 		Logger:  slog.New(slog.DiscardHandler),
 	}, connect.Provider{
