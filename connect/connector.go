@@ -46,6 +46,10 @@ type Options struct {
 	// RefreshLease bounds how long one replica may hold the right to
 	// refresh a grant before another may try (default 30 s).
 	RefreshLease time.Duration
+	// Login, when set, makes the connect page sign the browser's user in
+	// at the MCP callers' identity provider and compare subjects, instead of
+	// asking for a confirmation code (see [Login] and the package doc).
+	Login *Login
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// Logger receives what happens to grants (never a token); nil means
@@ -108,6 +112,11 @@ func New(opts Options, providers ...Provider) (*Connector, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	if opts.Login != nil {
+		if err := opts.Login.check(); err != nil {
+			return nil, err
+		}
+	}
 	c := &Connector{opts: opts, base: base, providers: map[string]*provider{}}
 	var err error
 	boxes := []struct {
@@ -157,8 +166,10 @@ func (c *Connector) clientContext(ctx context.Context) context.Context {
 //	GET  /connect/<api>?s=…   the confirmation page of a connect link
 //	POST /connect/<api>       the confirmed link: on to the authorization server
 //	GET  /connect/<api>/callback   the authorization server's redirect
+//	GET  /connect/.login   the identity provider's redirect (with Options.Login)
 func (c *Connector) Handler() http.Handler {
 	mux := http.NewServeMux()
+	mux.HandleFunc("GET "+loginPath, c.serveLogin)
 	mux.HandleFunc("GET /connect/{api}", c.servePage)
 	mux.HandleFunc("POST /connect/{api}", c.serveConfirm)
 	mux.HandleFunc("GET /connect/{api}/callback", c.serveCallback)

@@ -56,15 +56,26 @@
 //   - The grant is stored under the subject sealed at step one, never under
 //     anything the browser says.
 //
-// What it cannot do without an identity of the browser's user: if Mallory
-// persuades Alice to type the code too (she sends both), Alice's account
-// ends up under Mallory's identity. The code turns a silent click into a
-// deliberate step that the page warns about, but only an identity check of
-// the browser closes the gap: a deployment that authenticates its MCP
-// callers with OAuth (auth mode oauth) should also log the browser in at
-// the same issuer on the connect page and compare subjects. That login
-// step is not implemented yet (see the README); with bearer-token callers
-// (no auth mode) there is no such identity to compare.
+// What the code cannot do: if Mallory persuades Alice to type the code too
+// (she sends both), Alice's account ends up under Mallory's identity. The
+// code turns a silent click into a deliberate step that the page warns
+// about, but only an identity check of the browser closes the gap. So the
+// two deployment modes guarantee different things:
+//
+//   - With [Options.Login] (for gateways whose MCP callers are OAuth
+//     authenticated, auth mode oauth): the connect page signs the browser in
+//     at the callers' identity provider (OpenID Connect, PKCE, nonce, the ID
+//     token verified like an access token) and goes on only if the signed-in
+//     subject and tenant are the link's. The person completing the flow is
+//     then proven to be the caller, as far as the identity provider
+//     authenticates; the code form is closed. A phished link fails for its
+//     victim; one attempt spends it.
+//   - Without it (bearer-token callers, no auth mode): there is no user
+//     identity to compare, only the token; the guarantee is that a link
+//     alone, a replayed or forged callback, another browser or a code for
+//     another client connects nothing, and that a grant only ever lands
+//     under the subject that asked. A user who is talked into typing
+//     someone else's code is not protected.
 //
 // Invariants:
 //

@@ -108,6 +108,10 @@ func (c *Connector) servePage(w http.ResponseWriter, r *http.Request) {
 			Message: "The link is invalid or has expired. Call the tool again from your client to get a new one."})
 		return
 	}
+	if c.opts.Login != nil {
+		c.startLogin(w, r, p, s)
+		return
+	}
 	c.page(w, http.StatusOK, pageData{API: p.title(), Title: "Connect " + p.title(), Form: true, Link: s, Action: p.page,
 		Message: "Your client asked to use your " + p.title() + " account through this gateway. Enter the code your client showed with this link, then sign in at " + p.title() + "."})
 }
@@ -126,6 +130,10 @@ func (c *Connector) serveConfirm(w http.ResponseWriter, r *http.Request) {
 	}
 	refuse := func(status int, msg string) {
 		c.page(w, status, pageData{API: p.title(), Title: "Not connected", Message: msg})
+	}
+	if c.opts.Login != nil { // the sign-in, not a code, proves who this is
+		refuse(http.StatusForbidden, "This gateway checks who you are by signing you in, not by a code. Open the link again.")
+		return
 	}
 	l, err := c.openLink(p.API, r.PostForm.Get(linkParam))
 	if err != nil {
@@ -147,17 +155,23 @@ func (c *Connector) serveConfirm(w http.ResponseWriter, r *http.Request) {
 		refuse(http.StatusForbidden, "The code does not match the one your client showed, and the link can no longer be used. Call the tool again from your client to get a new link and code.")
 		return
 	}
+	c.startFlow(w, r, p, l)
+}
+
+// startFlow sends the browser to the API's authorization server for the
+// caller of l (whose link was just consumed): a fresh state, and the flow
+// cookie holding the caller and the PKCE verifier for it.
+func (c *Connector) startFlow(w http.ResponseWriter, r *http.Request, p *provider, l link) {
 	state := b64.EncodeToString(randomBytes(16))
 	verifier := oauth2.GenerateVerifier()
 	expires := c.opts.Now().Add(c.opts.LinkTTL)
 	plain, err := json.Marshal(flow{Subject: l.Subject, Tenant: l.Tenant, Verifier: verifier, Expires: expires.UnixMilli()})
-	if err != nil {
-		refuse(http.StatusInternalServerError, "The gateway could not start the authorization.")
-		return
+	var sealed []byte
+	if err == nil {
+		sealed, err = c.flows.Seal(plain, secretbox.AAD("flow", p.API, state))
 	}
-	sealed, err := c.flows.Seal(plain, secretbox.AAD("flow", p.API, state))
 	if err != nil {
-		refuse(http.StatusInternalServerError, "The gateway could not start the authorization.")
+		c.page(w, http.StatusInternalServerError, pageData{API: p.title(), Title: "Not connected", Message: "The gateway could not start the authorization."})
 		return
 	}
 	http.SetCookie(w, c.flowCookie(state, b64.EncodeToString(sealed), int(c.opts.LinkTTL/time.Second)))
@@ -235,21 +249,7 @@ func (c *Connector) serveCallback(w http.ResponseWriter, r *http.Request) {
 // openFlow returns the flow of state from its cookie.
 func (c *Connector) openFlow(r *http.Request, api, state string) (flow, error) {
 	var f flow
-	if len(state) != stateLen {
-		return f, errors.New("malformed state")
-	}
-	if _, err := b64.DecodeString(state); err != nil {
-		return f, errors.New("malformed state")
-	}
-	ck, err := r.Cookie(c.cookieName(state))
-	if err != nil {
-		return f, err
-	}
-	raw, err := b64.DecodeString(ck.Value)
-	if err != nil {
-		return f, err
-	}
-	plain, err := c.flows.Open(raw, secretbox.AAD("flow", api, state))
+	plain, err := c.openCookie(r, c.flows, cookiePrefix, state, secretbox.AAD("flow", api, state))
 	if err != nil {
 		return f, err
 	}
@@ -262,21 +262,46 @@ func (c *Connector) openFlow(r *http.Request, api, state string) (flow, error) {
 	return f, nil
 }
 
+// openCookie opens the sealed value of the state cookie of state.
+func (c *Connector) openCookie(r *http.Request, box *secretbox.Box, prefix, state string, aad []byte) ([]byte, error) {
+	if len(state) != stateLen {
+		return nil, errors.New("malformed state")
+	}
+	if _, err := b64.DecodeString(state); err != nil {
+		return nil, errors.New("malformed state")
+	}
+	ck, err := r.Cookie(c.cookieName(prefix, state))
+	if err != nil {
+		return nil, err
+	}
+	raw, err := b64.DecodeString(ck.Value)
+	if err != nil {
+		return nil, err
+	}
+	return box.Open(raw, aad)
+}
+
 // secureCookies: on https the flow cookie is a __Host- cookie (Secure,
 // Path=/, no Domain: only this origin ever sees it).
 func (c *Connector) secureCookies() bool { return c.base.Scheme == "https" }
 
-func (c *Connector) cookieName(state string) string {
+func (c *Connector) cookieName(prefix, state string) string {
 	if c.secureCookies() {
-		return "__Host-" + cookiePrefix + state
+		return "__Host-" + prefix + state
 	}
-	return cookiePrefix + state
+	return prefix + state
 }
 
 // flowCookie is the cookie of one flow; maxAge < 0 deletes it.
 func (c *Connector) flowCookie(state, value string, maxAge int) *http.Cookie {
+	return c.stateCookie(cookiePrefix, state, value, maxAge)
+}
+
+// stateCookie is a cookie that carries the sealed state of one redirect
+// round trip (a flow, a login) in the browser that started it.
+func (c *Connector) stateCookie(prefix, state, value string, maxAge int) *http.Cookie {
 	return &http.Cookie{
-		Name: c.cookieName(state), Value: value, Path: "/", MaxAge: maxAge,
+		Name: c.cookieName(prefix, state), Value: value, Path: "/", MaxAge: maxAge,
 		Secure: c.secureCookies(), HttpOnly: true, SameSite: http.SameSiteLaxMode,
 	}
 }

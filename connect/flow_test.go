@@ -18,7 +18,7 @@ import (
 // refresh → disconnect (revoked at the authorization server) → the next
 // call asks again.
 func TestConnectFlow(t *testing.T) {
-	g := newGateway(t, 1, nil)
+	g := newGateway(t, setup{})
 	ctx := context.Background()
 
 	first := g.call(t, "alice", urlCaps, "listPets", nil)
@@ -105,7 +105,7 @@ func TestConnectFlow(t *testing.T) {
 // refresh (the user revoked the grant there), the call asks to connect
 // again and the dead grant is dropped.
 func TestConnectRefreshRefused(t *testing.T) {
-	g := newGateway(t, 1, nil)
+	g := newGateway(t, setup{})
 	ctx := context.Background()
 	link, code := g.askedToConnect(t, g.call(t, "bob", urlCaps, "listPets", nil))
 	if p := newBrowser().connect(t, link, code, "bob"); p.Status != http.StatusOK {
@@ -129,7 +129,7 @@ func TestConnectRefreshRefused(t *testing.T) {
 
 // TestConnectRefused: the callers and browsers that must not get a grant.
 func TestConnectRefused(t *testing.T) {
-	g := newGateway(t, 1, nil)
+	g := newGateway(t, setup{})
 	ctx := context.Background()
 	noGrants := func(t *testing.T) {
 		t.Helper()
@@ -350,7 +350,7 @@ func TestConnectRefused(t *testing.T) {
 // the tokens were revoked at the authorization server, the user is asked to
 // connect again.
 func TestConnectTokenRefusedUpstream(t *testing.T) {
-	g := newGateway(t, 1, nil)
+	g := newGateway(t, setup{})
 	ctx := context.Background()
 	k := connect.Key{API: "pets", Subject: "kim"}
 	link, code := g.askedToConnect(t, g.call(t, "kim", urlCaps, "listPets", nil))

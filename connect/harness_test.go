@@ -21,6 +21,7 @@ import (
 
 	"golang.org/x/oauth2"
 
+	"github.com/mcpgate/mcpgate/auth"
 	"github.com/mcpgate/mcpgate/connect"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mrtr"
@@ -56,10 +57,13 @@ type gateway struct {
 	AS     *authServer
 	Client asClient             // the gateway's registration
 	Other  asClient             // another client of the same authorization server
+	Login  asClient             // the gateway's login client (setup.login)
 	Conn   *connect.Connector   // replica 0's
 	Conns  []*connect.Connector // one per replica
 	Store  connect.Store
 	Clock  *clock
+
+	loginMode bool
 
 	mu       sync.Mutex
 	upstream []upstreamCall
@@ -69,13 +73,23 @@ type gateway struct {
 	nextID   atomic.Int64
 }
 
-// newGateway starts the harness with replicas on store (nil: a MemoryStore).
-func newGateway(t *testing.T, replicas int, store connect.Store) *gateway {
+// setup chooses the harness: how many replicas, their store (nil: a
+// MemoryStore), and whether the connect page signs the browser in at the
+// authorization server (which is then also the MCP callers' identity
+// provider) instead of asking for a code.
+type setup struct {
+	replicas int
+	store    connect.Store
+	login    bool
+}
+
+func newGateway(t *testing.T, su setup) *gateway {
 	t.Helper()
-	if store == nil {
-		store = &connect.MemoryStore{}
+	if su.store == nil {
+		su.store = &connect.MemoryStore{}
 	}
-	g := &gateway{Clock: &clock{}, Store: store}
+	replicas := max(su.replicas, 1)
+	g := &gateway{Clock: &clock{}, Store: su.store, loginMode: su.login}
 	mux := http.NewServeMux()
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
@@ -83,7 +97,19 @@ func newGateway(t *testing.T, replicas int, store connect.Store) *gateway {
 	redirect := srv.URL + "/connect/pets/callback"
 	g.Client = confidential("mcpgate", "gateway-secret", redirect)
 	g.Other = confidential("other-app", "other-secret", redirect)
-	g.AS = startAuthServer(t, g.Client, g.Other)
+	g.Login = asClient{ID: "gateway-login", Secret: "login-secret", RedirectURIs: []string{srv.URL + "/connect/.login"},
+		GrantTypes: []string{"authorization_code"}, ResponseType: []string{"code"}}
+	g.AS = startAuthServer(t, g.Client, g.Other, g.Login)
+	var login *connect.Login
+	if su.login {
+		v, err := auth.NewValidator(context.Background(), auth.Config{Issuer: g.AS.Issuer, Resource: srv.URL + "/mcp",
+			Audiences: []string{g.Login.ID}, Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		login = &connect.Login{Issuer: g.AS.Issuer, ClientID: g.Login.ID, ClientSecret: g.Login.Secret,
+			AuthURL: g.AS.authURL(), TokenURL: g.AS.tokenURL(), Verify: v.Validate}
+	}
 
 	up := httptest.NewServer(http.HandlerFunc(g.serveUpstream))
 	t.Cleanup(up.Close)
@@ -111,7 +137,7 @@ func newGateway(t *testing.T, replicas int, store connect.Store) *gateway {
 	for i := range handlers {
 		conn, err := connect.New(connect.Options{
 			BaseURL: srv.URL, Ring: ring, Store: g.Store, Replay: replay,
-			Now: g.Clock.now, Logger: slog.New(slog.DiscardHandler),
+			Now: g.Clock.now, Logger: slog.New(slog.DiscardHandler), Login: login,
 		}, p)
 		if err != nil {
 			t.Fatal(err)
@@ -323,7 +349,11 @@ func (g *gateway) askedToConnect(t *testing.T, r *toolResult) (link, code string
 	if !strings.HasPrefix(in.Params.URL, g.URL+"/connect/pets?s=") {
 		t.Fatalf("the link %q is not the gateway's own connect page", in.Params.URL)
 	}
-	return in.Params.URL, codeIn(t, in.Params.Message)
+	code = codePattern.FindString(in.Params.Message)
+	if g.loginMode != (code == "") {
+		t.Fatalf("message %q: a code must be there exactly when the page does not sign the user in", in.Params.Message)
+	}
+	return in.Params.URL, code
 }
 
 var codePattern = regexp.MustCompile(`\b[A-Z2-7]{4}-[A-Z2-7]{4}\b`)

@@ -36,7 +36,7 @@ func sqliteStore(t *testing.T) connect.Store {
 // authorization server revokes a whole grant whose rotated refresh token is
 // used twice, so a double refresh would show as a lost grant.
 func TestConnectAcrossReplicas(t *testing.T) {
-	g := newGateway(t, 3, sqliteStore(t))
+	g := newGateway(t, setup{replicas: 3, store: sqliteStore(t)})
 	first := g.call(t, "alice", urlCaps, "listPets", nil)
 	link, code := g.askedToConnect(t, first)
 	if p := newBrowser().connect(t, link, code, "alice"); p.Status != http.StatusOK {

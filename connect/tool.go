@@ -112,12 +112,15 @@ func (c *Connector) ask(p *provider, k Key, req *mcp.CallToolRequest, resumed bo
 		return nil, fmt.Errorf("connect: make a link: %w", err)
 	}
 	minutes := int(c.opts.LinkTTL.Minutes())
+	steps := fmt.Sprintf("enter the code %s and sign in at %s (within %d minutes)", code, p.title(), minutes)
+	if c.opts.Login != nil {
+		steps = fmt.Sprintf("sign in to the gateway and then at %s (within %d minutes)", p.title(), minutes)
+	}
 	if e := req.Capabilities.Elicitation; e == nil || e.URL == nil {
 		return mcp.ToolError(fmt.Sprintf("This tool needs access to your %s account, and this client cannot open a link for the gateway (it has no URL-mode elicitation). "+
-			"Open %s in your browser, enter the code %s and sign in at %s (within %d minutes), then call the tool again.",
-			p.title(), href, code, p.title(), minutes)), nil
+			"Open %s in your browser, %s, then call the tool again.", p.title(), href, steps)), nil
 	}
-	msg := fmt.Sprintf("Connect your %s account to continue: open the link, enter the code %s and sign in at %s (within %d minutes).", p.title(), code, p.title(), minutes)
+	msg := fmt.Sprintf("Connect your %s account to continue: open the link, %s.", p.title(), steps)
 	return nil, mcp.RequireInput(map[string]mcp.InputRequest{inputKey: mcp.ElicitURL(msg, href)}, pause{Connect: p.API})
 }
 
