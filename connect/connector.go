@@ -241,3 +241,43 @@ func (c *Connector) revokeUpstream(ctx context.Context, p *provider, t tokens) {
 		}
 	}
 }
+
+// Reseal re-seals with the ring's newest key the grants f selects that an
+// older key sealed, and returns how many it re-sealed (for a key rotation:
+// once it returns 0 for every page, no grant needs the old key). A grant
+// written meanwhile is skipped (its write sealed it with the newest key).
+func (c *Connector) Reseal(ctx context.Context, f Filter) (int, error) {
+	recs, err := c.grants.store.List(ctx, f)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, listed := range recs {
+		if listed.KeyID == c.grants.box.SealingKeyID() {
+			continue
+		}
+		rec, err := c.grants.store.Get(ctx, listed.Key)
+		if errors.Is(err, ErrNoGrant) {
+			continue
+		}
+		if err != nil {
+			return n, err
+		}
+		sealed, resealed, err := c.grants.box.Reseal(rec.Sealed, rec.Key.aad())
+		if err != nil {
+			return n, fmt.Errorf("connect: grant %s: %w", rec.Key, err)
+		}
+		if !resealed {
+			continue
+		}
+		rec.Sealed, rec.KeyID = sealed, c.grants.box.SealingKeyID()
+		ok, err := c.grants.store.Update(ctx, rec)
+		if err != nil {
+			return n, err
+		}
+		if ok {
+			n++
+		}
+	}
+	return n, nil
+}
