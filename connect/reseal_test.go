@@ -16,7 +16,9 @@ import (
 // and a ring without the old key then opens them all.
 func TestReseal(t *testing.T) {
 	ctx := context.Background()
-	key := func(id string, b byte) mrtr.Key { return mrtr.Key{ID: id, Secret: bytes.Repeat([]byte{b}, mrtr.KeySize)} }
+	key := func(id string, b byte) mrtr.Key {
+		return mrtr.Key{ID: id, Secret: bytes.Repeat([]byte{b}, mrtr.KeySize)}
+	}
 	ring := func(keys ...mrtr.Key) *mrtr.KeyRing {
 		r, err := mrtr.NewKeyRing(keys...)
 		if err != nil {
