@@ -97,9 +97,8 @@ func (c *Connector) openLink(api, s string) (link, error) {
 
 // servePage shows the confirmation page of a link.
 func (c *Connector) servePage(w http.ResponseWriter, r *http.Request) {
-	p := c.providers[r.PathValue("api")]
+	p := c.provider(w, r)
 	if p == nil {
-		c.page(w, http.StatusNotFound, pageData{Title: "Unknown API", Message: "No API of this gateway is called that."})
 		return
 	}
 	s := r.URL.Query().Get(linkParam)
@@ -118,19 +117,16 @@ func (c *Connector) servePage(w http.ResponseWriter, r *http.Request) {
 
 // serveConfirm checks the code of a link and starts the authorization.
 func (c *Connector) serveConfirm(w http.ResponseWriter, r *http.Request) {
-	p := c.providers[r.PathValue("api")]
+	p := c.provider(w, r)
 	if p == nil {
-		c.page(w, http.StatusNotFound, pageData{Title: "Unknown API", Message: "No API of this gateway is called that."})
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
 	if err := r.ParseForm(); err != nil {
-		c.page(w, http.StatusBadRequest, pageData{API: p.title(), Title: "Bad request", Message: "The form could not be read."})
+		c.refuse(w, p, http.StatusBadRequest, "The form could not be read.")
 		return
 	}
-	refuse := func(status int, msg string) {
-		c.page(w, status, pageData{API: p.title(), Title: "Not connected", Message: msg})
-	}
+	refuse := func(status int, msg string) { c.refuse(w, p, status, msg) }
 	if c.opts.Login != nil { // the sign-in, not a code, proves who this is
 		refuse(http.StatusForbidden, "This gateway checks who you are by signing you in, not by a code. Open the link again.")
 		return
@@ -141,14 +137,7 @@ func (c *Connector) serveConfirm(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// Consume the link before looking at the code: one guess per link.
-	first, err := c.opts.Replay.Use(r.Context(), "connect-link:"+l.Flow, time.UnixMilli(l.Expires))
-	if err != nil {
-		c.opts.Logger.Error("connect: replay cache", "api", p.API, "error", err)
-		refuse(http.StatusServiceUnavailable, "The gateway could not check this link. Try again in a moment.")
-		return
-	}
-	if !first {
-		refuse(http.StatusForbidden, "This link was already used. Call the tool again from your client to get a new one.")
+	if !c.spend(w, r, p, "connect-link:"+l.Flow, l.Expires, linkUsed) {
 		return
 	}
 	if !sameCode(r.PostForm.Get(codeParam), l.Code) {
@@ -171,7 +160,7 @@ func (c *Connector) startFlow(w http.ResponseWriter, r *http.Request, p *provide
 		sealed, err = c.flows.Seal(plain, secretbox.AAD("flow", p.API, state))
 	}
 	if err != nil {
-		c.page(w, http.StatusInternalServerError, pageData{API: p.title(), Title: "Not connected", Message: "The gateway could not start the authorization."})
+		c.refuse(w, p, http.StatusInternalServerError, "The gateway could not start the authorization.")
 		return
 	}
 	http.SetCookie(w, c.flowCookie(state, b64.EncodeToString(sealed), int(c.opts.LinkTTL/time.Second)))
@@ -185,14 +174,11 @@ func (c *Connector) startFlow(w http.ResponseWriter, r *http.Request, p *provide
 
 // serveCallback completes the authorization and stores the grant.
 func (c *Connector) serveCallback(w http.ResponseWriter, r *http.Request) {
-	p := c.providers[r.PathValue("api")]
+	p := c.provider(w, r)
 	if p == nil {
-		c.page(w, http.StatusNotFound, pageData{Title: "Unknown API", Message: "No API of this gateway is called that."})
 		return
 	}
-	refuse := func(status int, msg string) {
-		c.page(w, status, pageData{API: p.title(), Title: "Not connected", Message: msg})
-	}
+	refuse := func(status int, msg string) { c.refuse(w, p, status, msg) }
 	q := r.URL.Query()
 	state := q.Get("state")
 	f, err := c.openFlow(r, p.API, state)
@@ -205,14 +191,7 @@ func (c *Connector) serveCallback(w http.ResponseWriter, r *http.Request) {
 		refuse(http.StatusBadRequest, "The answer came from another authorization server than "+p.title()+"'s.")
 		return
 	}
-	first, err := c.opts.Replay.Use(r.Context(), "connect-callback:"+state, time.UnixMilli(f.Expires))
-	if err != nil {
-		c.opts.Logger.Error("connect: replay cache", "api", p.API, "error", err)
-		refuse(http.StatusServiceUnavailable, "The gateway could not check this authorization. Call the tool again to start over.")
-		return
-	}
-	if !first {
-		refuse(http.StatusForbidden, "This authorization was already completed. Call the tool again from your client if it still asks you to connect.")
+	if !c.spend(w, r, p, "connect-callback:"+state, f.Expires, "This authorization was already completed. Call the tool again from your client if it still asks you to connect.") {
 		return
 	}
 	if e := q.Get("error"); e != "" {
@@ -244,6 +223,43 @@ func (c *Connector) serveCallback(w http.ResponseWriter, r *http.Request) {
 	c.opts.Logger.Info("connect: grant stored", "api", p.API, "subject", k.Subject, "tenant", k.Tenant, "scope", scope)
 	c.page(w, http.StatusOK, pageData{API: p.title(), Title: "Connected", Done: true,
 		Message: "Your " + p.title() + " account is connected. Go back to your client and continue."})
+}
+
+// provider returns the provider the request's path names, or writes a 404
+// and returns nil.
+func (c *Connector) provider(w http.ResponseWriter, r *http.Request) *provider {
+	p := c.providers[r.PathValue("api")]
+	if p == nil {
+		c.page(w, http.StatusNotFound, pageData{Title: "Unknown API", Message: "No API of this gateway is called that."})
+	}
+	return p
+}
+
+const linkUsed = "This link was already used. Call the tool again from your client to get a new one."
+
+// refuse writes the page of a refusal; p may be nil.
+func (c *Connector) refuse(w http.ResponseWriter, p *provider, status int, msg string) {
+	d := pageData{Title: "Not connected", Message: msg}
+	if p != nil {
+		d.API = p.title()
+	}
+	c.page(w, status, d)
+}
+
+// spend marks id used, once across every replica sharing the replay cache.
+// It reports false, having written the refusal (used, or a failure to
+// check), when id was used before or the cache cannot tell.
+func (c *Connector) spend(w http.ResponseWriter, r *http.Request, p *provider, id string, expires int64, used string) bool {
+	first, err := c.opts.Replay.Use(r.Context(), id, time.UnixMilli(expires))
+	if err != nil {
+		c.opts.Logger.Error("connect: replay cache", "error", err)
+		c.refuse(w, p, http.StatusServiceUnavailable, "The gateway could not check this link. Call the tool again from your client in a moment.")
+		return false
+	}
+	if !first {
+		c.refuse(w, p, http.StatusForbidden, used)
+	}
+	return first
 }
 
 // openFlow returns the flow of state from its cookie.

@@ -156,11 +156,7 @@ func TestConnectRefused(t *testing.T) {
 	t.Run("replayed state", func(t *testing.T) {
 		link, code := g.askedToConnect(t, g.call(t, "dave", urlCaps, "listPets", nil))
 		b := newBrowser()
-		b.stopAtCallback = true
-		stop := b.authorize(t, b.confirm(t, link, code), "dave")
-		if stop.Status != http.StatusSeeOther || !strings.Contains(stop.Location, "/connect/pets/callback?") {
-			t.Fatalf("want a redirect to the callback, got HTTP %d %q", stop.Status, stop.Location)
-		}
+		stop := b.untilCallback(t, link, code, "dave")
 		u, _ := url.Parse(g.URL)
 		cookies := b.c.Jar.Cookies(u)
 		if p := b.get(t, stop.Location); p.Status != http.StatusOK {
@@ -197,22 +193,16 @@ func TestConnectRefused(t *testing.T) {
 	t.Run("callback in another browser", func(t *testing.T) {
 		link, code := g.askedToConnect(t, g.call(t, "erin", urlCaps, "listPets", nil))
 		erin := newBrowser()
-		erin.stopAtCallback = true
-		stop := erin.authorize(t, erin.confirm(t, link, code), "erin")
-		if stop.Status != http.StatusSeeOther {
-			t.Fatalf("want a redirect to the callback, got HTTP %d", stop.Status)
-		}
+		stop := erin.untilCallback(t, link, code, "erin")
 		// Mallory's browser, with a flow of its own under way, gets erin's callback.
 		mlink, mcode := g.askedToConnect(t, g.call(t, "mallory", urlCaps, "listPets", nil))
 		mallory := newBrowser()
-		mallory.stopAtCallback = true
-		mallory.authorize(t, mallory.confirm(t, mlink, mcode), "mallory")
+		mallory.untilCallback(t, mlink, mcode, "mallory")
 		if p := mallory.get(t, stop.Location); p.Status != http.StatusBadRequest {
 			t.Fatalf("erin's callback in mallory's browser: HTTP %d: %s", p.Status, p.Body)
 		}
 		noGrants(t)
 		// Erin's own browser still completes it, for erin.
-		erin.stopAtCallback = false
 		if p := erin.get(t, stop.Location); p.Status != http.StatusOK {
 			t.Fatalf("erin's callback: HTTP %d: %s", p.Status, p.Body)
 		}
@@ -227,11 +217,11 @@ func TestConnectRefused(t *testing.T) {
 	t.Run("code for another client", func(t *testing.T) {
 		link, code := g.askedToConnect(t, g.call(t, "frank", urlCaps, "listPets", nil))
 		b := newBrowser()
-		b.stopAtCallback = true
-		stop := b.authorize(t, b.confirm(t, link, code), "frank")
+		stop := b.untilCallback(t, link, code, "frank")
 		cb, _ := url.Parse(stop.Location)
 		// The same user authorizes another client of the same server, whose
 		// redirect URI is the gateway's too; its code replaces ours.
+		b.stopAtCallback = true
 		verifier := strings.Repeat("v", 43)
 		other := b.authorize(t, b.get(t, g.AS.authURL()+"?"+url.Values{
 			"client_id": {g.Other.ID}, "response_type": {"code"}, "scope": {"openid"}, "state": {"x"},

@@ -462,6 +462,20 @@ func (b *browser) authorize(t *testing.T, p page, login string) page {
 	return p
 }
 
+// untilCallback goes from link to the redirect into the gateway's callback
+// and stops there, returning that redirect (its Location is the callback
+// URL); later requests of b follow every redirect again.
+func (b *browser) untilCallback(t *testing.T, link, code, login string) page {
+	t.Helper()
+	b.stopAtCallback = true
+	defer func() { b.stopAtCallback = false }()
+	stop := b.authorize(t, b.confirm(t, link, code), login)
+	if stop.Status != http.StatusSeeOther || !strings.Contains(stop.Location, "/connect/pets/callback?") {
+		t.Fatalf("want a redirect to the callback, got HTTP %d %q", stop.Status, stop.Location)
+	}
+	return stop
+}
+
 // connect completes a link in b as the authorization server's user login
 // and returns the gateway's final page.
 func (b *browser) connect(t *testing.T, link, code, login string) page {

@@ -106,7 +106,7 @@ func (c *Connector) startLogin(w http.ResponseWriter, r *http.Request, p *provid
 		sealed, err = c.flows.Seal(plain, secretbox.AAD("login", state))
 	}
 	if err != nil {
-		c.page(w, http.StatusInternalServerError, pageData{API: p.title(), Title: "Not connected", Message: "The gateway could not start the sign-in."})
+		c.refuse(w, p, http.StatusInternalServerError, "The gateway could not start the sign-in.")
 		return
 	}
 	http.SetCookie(w, c.stateCookie(loginPrefix, state, b64.EncodeToString(sealed), int(c.opts.LinkTTL/time.Second)))
@@ -117,9 +117,7 @@ func (c *Connector) startLogin(w http.ResponseWriter, r *http.Request, p *provid
 // serveLogin takes the identity provider's answer: the signed-in user must
 // be the link's caller; then the API's authorization starts.
 func (c *Connector) serveLogin(w http.ResponseWriter, r *http.Request) {
-	refuse := func(status int, msg string) {
-		c.page(w, status, pageData{Title: "Not connected", Message: msg})
-	}
+	refuse := func(status int, msg string) { c.refuse(w, nil, status, msg) }
 	if c.opts.Login == nil {
 		refuse(http.StatusNotFound, "This gateway does not sign users in.")
 		return
@@ -141,8 +139,7 @@ func (c *Connector) serveLogin(w http.ResponseWriter, r *http.Request) {
 		refuse(http.StatusBadRequest, "The answer came from another identity provider than the gateway's.")
 		return
 	}
-	if first, err := c.opts.Replay.Use(r.Context(), "connect-login:"+state, time.UnixMilli(lg.Expires)); err != nil || !first {
-		refuse(http.StatusForbidden, "This sign-in was already used, or could not be checked. Call the tool again from your client to start over.")
+	if !c.spend(w, r, p, "connect-login:"+state, lg.Expires, "This sign-in was already used. Call the tool again from your client to start over.") {
 		return
 	}
 	if e := q.Get("error"); e != "" {
@@ -161,8 +158,7 @@ func (c *Connector) serveLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// The link is spent whoever signed in: one attempt per link.
-	if first, err := c.opts.Replay.Use(r.Context(), "connect-link:"+l.Flow, time.UnixMilli(l.Expires)); err != nil || !first {
-		refuse(http.StatusForbidden, "This link was already used. Call the tool again from your client to get a new one.")
+	if !c.spend(w, r, p, "connect-link:"+l.Flow, l.Expires, linkUsed) {
 		return
 	}
 	if who.Subject != l.Subject || who.Tenant != l.Tenant {

@@ -2,9 +2,6 @@ package connect_test
 
 import (
 	"bufio"
-	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -15,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpgate/mcpgate/internal/npmtest"
 )
 
 // authServer is a running oidc-provider (testdata/oidc/server.mjs).
@@ -40,63 +39,15 @@ func confidential(id, secret, redirect string) asClient {
 		GrantTypes: []string{"authorization_code", "refresh_token"}, ResponseType: []string{"code"}}
 }
 
-// needTool finds a program on PATH; without it the test is skipped, except
-// in CI, where it fails.
-func needTool(t *testing.T, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s is required in CI for the tests against oidc-provider: %v", name, err)
-		}
-		t.Skipf("%s not found on PATH: skipping the tests against oidc-provider (install Node.js >= 20 with npm)", name)
-	}
-	return p
-}
-
 // oidcDir installs testdata/oidc's locked dependencies into a cache
-// directory named after the lock's hash (the repository is never written)
-// and returns it with server.mjs copied in.
-func oidcDir(t *testing.T, npm string) string {
+// directory and returns it with server.mjs copied in.
+func oidcDir(t *testing.T) string {
 	t.Helper()
-	src := filepath.Join("testdata", "oidc")
-	read := func(name string) []byte {
-		b, err := os.ReadFile(filepath.Join(src, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
-	pkg, lock, script := read("package.json"), read("package-lock.json"), read("server.mjs")
-	sum := sha256.Sum256(append(append([]byte(nil), pkg...), lock...))
-	dir := filepath.Join(os.TempDir(), "mcpgate-connect-oidc-"+hex.EncodeToString(sum[:8]))
-	marker := filepath.Join(dir, "node_modules", "oidc-provider", "package.json")
-	if _, err := os.Stat(marker); err != nil {
-		// Install privately, then move into place: concurrent runs never
-		// see a half-installed tree.
-		tmp, err := os.MkdirTemp(os.TempDir(), "mcpgate-connect-oidc-install-")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer os.RemoveAll(tmp)
-		for name, b := range map[string][]byte{"package.json": pkg, "package-lock.json": lock} {
-			if err := os.WriteFile(filepath.Join(tmp, name), b, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--loglevel=error")
-		cmd.Dir = tmp
-		cmd.Env = append(os.Environ(), "npm_config_cache="+filepath.Join(os.TempDir(), "mcpgate-connect-npm-cache"), "npm_config_update_notifier=false")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("npm ci in %s: %v\n%s", tmp, err, out)
-		}
-		if err := os.Rename(tmp, dir); err != nil {
-			if _, statErr := os.Stat(marker); statErr != nil {
-				t.Fatalf("moving the install into place: %v", err)
-			}
-		}
+	const what = "the tests against oidc-provider"
+	dir := npmtest.Install(t, npmtest.NeedTool(t, "npm", what), filepath.Join("testdata", "oidc"), "mcpgate-connect-oidc-", "oidc-provider/package.json")
+	script, err := os.ReadFile(filepath.Join("testdata", "oidc", "server.mjs"))
+	if err != nil {
+		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "server.mjs"), script, 0o644); err != nil {
 		t.Fatal(err)
@@ -107,8 +58,8 @@ func oidcDir(t *testing.T, npm string) string {
 // startAuthServer starts oidc-provider with clients; it stops with the test.
 func startAuthServer(t *testing.T, clients ...asClient) *authServer {
 	t.Helper()
-	node := needTool(t, "node")
-	dir := oidcDir(t, needTool(t, "npm"))
+	node := npmtest.NeedTool(t, "node", "the tests against oidc-provider")
+	dir := oidcDir(t)
 	conf, err := json.Marshal(clients)
 	if err != nil {
 		t.Fatal(err)
