@@ -17,9 +17,27 @@
 //     the state key ring, bound to API, tenant and subject) in a [Store]:
 //     [MemoryStore], sqlite.GrantStore or postgres.GrantStore;
 //   - using: [Connector.AuthResolver] puts the token on upstream requests,
-//     refreshed before it expires;
+//     refreshed before it expires; [Connector.Transport] notices an
+//     upstream's 401 to it, and the grant is renewed or the user asked again;
 //   - ending: [Connector.Revoke] and [Connector.List] (for `mcpgate grants
-//     list|revoke`) and [Connector.DisconnectTool] for the user.
+//     list|revoke`), [Connector.DisconnectTool] for the user, and
+//     [Connector.Reseal] after a key rotation.
+//
+// # Registering the gateway at an API
+//
+// Register one OAuth client per API at its authorization server, with the
+// redirect URI [Connector.RedirectURL] (BaseURL + "/connect/<api>/callback")
+// and the scopes the API's tools need. For GitHub: create a GitHub App (its
+// user tokens expire after 8 hours and come with refresh tokens, which the
+// gateway uses) or an OAuth App (tokens that never expire and cannot be
+// refreshed: a revoked one is noticed at the upstream's first 401), set its
+// callback URL to https://mcp.example.com/connect/github/callback, and
+// configure the API with that client id and secret, AuthURL
+// https://github.com/login/oauth/authorize and TokenURL
+// https://github.com/login/oauth/access_token (GitHub's revocation is not
+// RFC 7009: leave RevocationURL empty; disconnecting then deletes the
+// grant here and the user revokes it in GitHub's settings). PKCE is always
+// sent; an authorization server that ignores it still works.
 //
 // # Who completes the flow (threat model)
 //
