@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -15,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpgate/mcpgate/internal/npmtest"
 )
 
 // tsOutput is the JSON line tsclient/client.mjs prints.
@@ -45,75 +46,13 @@ type tsElicits struct {
 	Schema  map[string]any `json:"schema"`
 }
 
-// needTool finds a program on PATH; without it the test is skipped, except
-// in CI where it fails.
-func needTool(t *testing.T, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s is required in CI (CI=%q) for the TypeScript SDK client test: %v", name, os.Getenv("CI"), err)
-		}
-		t.Skipf("%s not found on PATH: skipping the TypeScript SDK client test (install Node.js ≥ 20 with npm to run it)", name)
-	}
-	return p
-}
-
-// tsClientDir installs tsclient's locked dependencies into a cache
-// directory under the system temp dir (named after the lock file's hash, so
-// a changed lock gets a fresh install) and returns it. The repository is
-// never written to.
-func tsClientDir(t *testing.T, npm string) string {
-	t.Helper()
-	pkg, err := os.ReadFile(filepath.Join("tsclient", "package.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	lock, err := os.ReadFile(filepath.Join("tsclient", "package-lock.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(append(append([]byte(nil), pkg...), lock...))
-	dir := filepath.Join(os.TempDir(), "mcpgate-e2e-tsclient-"+hex.EncodeToString(sum[:8]))
-	marker := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")
-	if _, err := os.Stat(marker); err == nil {
-		return dir
-	}
-	// Install into a private directory, then move it into place, so that
-	// concurrent runs never see a half-installed tree.
-	tmp, err := os.MkdirTemp(os.TempDir(), "mcpgate-e2e-tsclient-install-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(tmp)
-	for name, b := range map[string][]byte{"package.json": pkg, "package-lock.json": lock} {
-		if err := os.WriteFile(filepath.Join(tmp, name), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--loglevel=error")
-	cmd.Dir = tmp
-	cmd.Env = append(os.Environ(), "npm_config_cache="+filepath.Join(os.TempDir(), "mcpgate-e2e-npm-cache"), "npm_config_update_notifier=false")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("npm ci in %s: %v\n%s", tmp, err, out)
-	}
-	if err := os.Rename(tmp, dir); err != nil {
-		if _, statErr := os.Stat(marker); statErr != nil { // not just another run that won the race
-			t.Fatalf("moving the install into place: %v", err)
-		}
-	}
-	return dir
-}
-
 // TestTypeScriptClient runs the TypeScript SDK v1 client (2025-11-25 only)
 // against `mcpgate serve --demo`: initialize, tools/list, getPet, and
 // deletePet with a real elicitation/create round answered by the client.
 func TestTypeScriptClient(t *testing.T) {
-	node := needTool(t, "node")
-	npm := needTool(t, "npm")
-	dir := tsClientDir(t, npm)
+	const what = "the TypeScript SDK client test"
+	node := npmtest.NeedTool(t, "node", what)
+	dir := npmtest.Install(t, npmtest.NeedTool(t, "npm", what), "tsclient", "mcpgate-e2e-tsclient-", "@modelcontextprotocol/sdk/package.json")
 
 	script, err := os.ReadFile(filepath.Join("tsclient", "client.mjs"))
 	if err != nil {

@@ -82,7 +82,7 @@ func TestNoUpstreamAddressInResults(t *testing.T) {
 		}
 		return out
 	}
-	caller := mcp.WithPrincipal(context.Background(), mcp.Principal{Subject: "demo-user", Credential: "demo-token"})
+	caller := mcp.WithPrincipal(context.Background(), mcp.Principal{Subject: "demo-user", Credential: mcp.NewSecret("demo-token")})
 	scanned := 0
 	scan := func(t *testing.T, hostport string, p *Proxy, eps map[string]*Endpoint, random int) {
 		t.Helper()

@@ -1,0 +1,47 @@
+// The authorization server of the connect package's tests: oidc-provider
+// (the certified Node OpenID provider) with its development login and
+// consent pages, introspection and revocation. It listens on a free
+// loopback port and prints one JSON line, {"issuer": "http://127.0.0.1:PORT"},
+// once it is ready; it stops when its standard input closes (the test
+// process ended).
+//
+// Clients come from the OIDC_CLIENTS environment variable (a JSON array of
+// client metadata). Every client with the refresh_token grant type gets
+// refresh tokens, which rotate; PKCE (S256) is required of every client.
+import http from 'node:http';
+import Provider from 'oidc-provider';
+
+const clients = JSON.parse(process.env.OIDC_CLIENTS || '[]');
+
+const server = http.createServer();
+server.listen(0, '127.0.0.1', () => {
+  const { port } = server.address();
+  const issuer = `http://127.0.0.1:${port}`;
+  const provider = new Provider(issuer, {
+    clients,
+    scopes: ['openid', 'offline_access', 'pets:read', 'pets:write'],
+    features: {
+      devInteractions: { enabled: true },
+      introspection: { enabled: true },
+      revocation: { enabled: true },
+    },
+    pkce: { required: () => true },
+    issueRefreshToken: async (ctx, client) => client.grantTypeAllowed('refresh_token'),
+    rotateRefreshToken: true,
+    ttl: {
+      AccessToken: 3600,
+      AuthorizationCode: 60,
+      Grant: 86400,
+      Interaction: 600,
+      RefreshToken: 86400,
+      Session: 86400,
+    },
+    cookies: { keys: ['connect-test-only-cookie-key'] },
+  });
+  server.on('request', provider.callback());
+  process.stdout.write(JSON.stringify({ issuer }) + '\n');
+});
+
+process.stdin.resume();
+process.stdin.on('end', () => process.exit(0));
+process.stdin.on('close', () => process.exit(0));
