@@ -15,9 +15,12 @@
 //     whose members with credential-like names (authorization, password,
 //     secret, token, api_key, cookie, …) are replaced by "[redacted]".
 //   - Recording never blocks a call: records go into a bounded buffer that
-//     one goroutine writes out in batches. When the buffer is full the
-//     record is dropped and counted ([Recorder.Dropped]); a batch the sink
-//     refuses is counted too ([Recorder.Failed]) and logged, never retried.
+//     one goroutine writes out in batches. When the buffer is full, or one
+//     subject already holds its share of it (Options.MaxPerSubject, so that
+//     a caller flooding a slow sink cannot push the others' records out),
+//     the record is dropped and counted ([Recorder.Dropped]); a batch the
+//     sink refuses is counted too ([Recorder.Failed]) and logged, never
+//     retried.
 //   - A nil *Recorder and a nil *Entry are valid and do nothing, so a
 //     gateway without auditing pays one nil check per call.
 //   - Records are written in the order they were finished on one replica;
@@ -114,6 +117,9 @@ type Options struct {
 	// Buffer is the number of records waiting to be written, at most
 	// (default 4096); past it records are dropped and counted.
 	Buffer int
+	// MaxPerSubject is the share of the buffer one subject may hold
+	// (default an eighth of Buffer).
+	MaxPerSubject int
 	// Retention, for a [Store] sink, is how long records are kept; older
 	// ones are deleted every SweepEvery (default: a twentieth of the
 	// retention, between a minute and an hour). Zero keeps them forever.
@@ -133,10 +139,11 @@ type Recorder struct {
 	opts Options
 	now  func() time.Time
 
-	mu     sync.RWMutex // guards closed against sends on a closed queue
-	closed bool
-	queue  chan Record
-	done   chan struct{}
+	mu      sync.Mutex // guards closed (no send on a closed queue) and pending
+	closed  bool
+	queue   chan Record
+	pending map[string]int // queued records per subject
+	done    chan struct{}
 
 	dropped, failed, written atomic.Uint64
 }
@@ -149,6 +156,9 @@ func NewRecorder(sink Sink, opts Options) *Recorder {
 	if opts.Buffer <= 0 {
 		opts.Buffer = 4096
 	}
+	if opts.MaxPerSubject <= 0 {
+		opts.MaxPerSubject = max(opts.Buffer/8, 1)
+	}
 	if opts.WriteTimeout <= 0 {
 		opts.WriteTimeout = 10 * time.Second
 	}
@@ -158,7 +168,8 @@ func NewRecorder(sink Sink, opts Options) *Recorder {
 	if opts.SweepEvery <= 0 {
 		opts.SweepEvery = min(max(opts.Retention/20, time.Minute), time.Hour)
 	}
-	r := &Recorder{sink: sink, opts: opts, now: opts.Now, queue: make(chan Record, opts.Buffer), done: make(chan struct{})}
+	r := &Recorder{sink: sink, opts: opts, now: opts.Now, queue: make(chan Record, opts.Buffer),
+		pending: make(map[string]int), done: make(chan struct{})}
 	if r.now == nil {
 		r.now = time.Now
 	}
@@ -330,18 +341,32 @@ func (r *Recorder) Task(c TaskChange) {
 	r.enqueue(rec)
 }
 
-// enqueue queues rec without blocking; a full buffer drops it.
+// enqueue queues rec without blocking; a full buffer, or a full share of
+// it for rec's subject, drops it.
 func (r *Recorder) enqueue(rec Record) {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	if r.closed {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed || r.pending[rec.Subject] >= r.opts.MaxPerSubject {
 		r.dropped.Add(1)
 		return
 	}
 	select {
 	case r.queue <- rec:
+		r.pending[rec.Subject]++
 	default:
 		r.dropped.Add(1)
+	}
+}
+
+// dequeued releases the buffer shares of a batch taken from the queue.
+func (r *Recorder) dequeued(batch []Record) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := range batch {
+		s := batch[i].Subject
+		if r.pending[s]--; r.pending[s] <= 0 {
+			delete(r.pending, s)
+		}
 	}
 }
 
@@ -376,6 +401,7 @@ func (r *Recorder) run() {
 					break fill
 				}
 			}
+			r.dequeued(batch)
 			r.write(batch)
 		case <-sweep:
 			r.sweep(store)

@@ -130,7 +130,7 @@ func TestNilRecorderAndEntry(t *testing.T) {
 // is dropped and counted.
 func TestFullBufferDrops(t *testing.T) {
 	sink := &memSink{block: make(chan struct{})}
-	r := NewRecorder(sink, Options{Buffer: 8})
+	r := NewRecorder(sink, Options{Buffer: 8, MaxPerSubject: 8})
 	start := time.Now()
 	for range 1000 {
 		r.Start(Call{Tool: "x"}).Finish(Result{})
@@ -148,6 +148,30 @@ func TestFullBufferDrops(t *testing.T) {
 	r.Start(Call{}).Finish(Result{}) // after Close: dropped, no panic
 	if r.Dropped() != 1000-n+1 {
 		t.Fatal("a record after Close was not counted as dropped")
+	}
+}
+
+// TestSubjectShare: one subject flooding a stalled sink keeps only its share
+// of the buffer; another subject's records still get in.
+func TestSubjectShare(t *testing.T) {
+	sink := &memSink{block: make(chan struct{})}
+	r := NewRecorder(sink, Options{Buffer: 64, MaxPerSubject: 8})
+	r.Start(Call{Subject: "first"}).Finish(Result{}) // the writer takes it and stalls in Write
+	time.Sleep(50 * time.Millisecond)
+	for range 1000 {
+		r.Start(Call{Subject: "mallory"}).Finish(Result{})
+	}
+	for range 5 {
+		r.Start(Call{Subject: "alice"}).Finish(Result{})
+	}
+	close(sink.block)
+	closeRecorder(t, r)
+	per := map[string]int{}
+	for _, rec := range sink.all() {
+		per[rec.Subject]++
+	}
+	if per["alice"] != 5 || per["mallory"] != 8 || per["first"] != 1 || r.Dropped() != 992 {
+		t.Fatalf("kept %v, dropped %d", per, r.Dropped())
 	}
 }
 
