@@ -335,7 +335,7 @@ func appendRecords(t *testing.T, path string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := NewRecorder(f, Options{Replica: os.Getenv("AUDIT_TEST_REPLICA"), Buffer: appendCount, IncludeArguments: true})
+	r := NewRecorder(f, Options{Replica: os.Getenv("AUDIT_TEST_REPLICA"), Buffer: appendCount, MaxPerSubject: appendCount, IncludeArguments: true})
 	pad := strings.Repeat("x", 2000) // lines longer than a pipe buffer's atomic size
 	for i := range appendCount {
 		r.Start(Call{Tool: "t", Arguments: json.RawMessage(fmt.Sprintf(`{"i":%d,"pad":%q}`, i, pad))}).Finish(Result{})
