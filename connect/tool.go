@@ -71,8 +71,7 @@ func (c *Connector) Decorator(api string) (func(next mcp.ToolHandler) mcp.ToolHa
 				req = fresh(req)
 			}
 			cl := &call{token: token}
-			ctx = context.WithValue(context.WithValue(ctx, callKey{api}, cl), anyCallKey{}, cl)
-			res, err := next(ctx, req)
+			res, err := next(withCall(ctx, api, cl), req)
 			if cl.refused.Load() {
 				return c.refused(ctx, p, k, req, token, res, err)
 			}
@@ -222,4 +221,29 @@ func (c *Connector) DisconnectTool(api string) (*mcp.Tool, mcp.ToolHandler, erro
 		return mcp.TextResult("Your " + p.title() + " account is disconnected."), nil
 	}
 	return tool, handler, nil
+}
+
+// WithToken returns ctx carrying p's access token for api (refreshed when
+// due), for upstream calls made outside a tools/call handler, such as a
+// task's worker (which may run on another replica, after the call
+// returned): [Connector.AuthResolver] and [Connector.Transport] then work as
+// in a decorated tool. It returns ErrNoGrant when p has no grant, or an
+// anonymous p.
+func (c *Connector) WithToken(ctx context.Context, api string, p mcp.Principal) (context.Context, error) {
+	prov := c.providers[api]
+	if prov == nil {
+		return ctx, fmt.Errorf("connect: API %s is not configured", api)
+	}
+	if p.Subject == "" {
+		return ctx, ErrNoGrant
+	}
+	token, err := c.accessToken(ctx, prov, keyFor(api, p.Tenant, p.Subject))
+	if err != nil {
+		return ctx, err
+	}
+	return withCall(ctx, api, &call{token: token}), nil
+}
+
+func withCall(ctx context.Context, api string, cl *call) context.Context {
+	return context.WithValue(context.WithValue(ctx, callKey{api}, cl), anyCallKey{}, cl)
 }
