@@ -7,8 +7,11 @@
 //   - The tool set is fixed when the Gateway is built; every per-tool
 //     derivation (schemas, routes, validators) happens then, never per call.
 //   - The caller's credential reaches only the configured upstream origin
-//     (package proxy enforces it); it is never logged and never stored: a
-//     task keeps it in memory only, for as long as this process runs.
+//     (package proxy enforces it) and is never logged. A task keeps it
+//     sealed (AES-256-GCM under the state keys) with the task in the store,
+//     and the store deletes it when the task ends; with
+//     TaskOptions.MemoryOnlyCredentials it stays in this process's memory
+//     only.
 //   - The gateway keeps no per-client state: everything that must survive a
 //     request is in the sealed requestState or the task store.
 package gateway
@@ -250,6 +253,12 @@ func (g *Gateway) openStore(ctx context.Context) error {
 	}
 	if rc.Lease > 0 {
 		rc.Scan = min(10*time.Second, rc.Lease) // look for lapsed leases about as often as they lapse
+	}
+	if rc.Secrets, err = g.taskSecrets(); err != nil {
+		return err
+	}
+	if rc.Secrets != nil {
+		g.logger.Info("tasks keep their caller's credential sealed in the store until they end", "credentials", g.cfg.Credentials.Mode)
 	}
 	runner, err := tasks.NewRunner(rc)
 	if err != nil {

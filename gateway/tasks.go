@@ -20,6 +20,13 @@ type TaskOptions struct {
 	// releases their leases for the next process or another replica
 	// (default 30 s; negative: none).
 	ShutdownGrace time.Duration
+	// MemoryOnlyCredentials keeps a task's credential (passthrough and
+	// exchange modes) in this process's memory only, never in the store:
+	// then a task taken over by another replica or the next process after
+	// a crash cannot call the API as its caller and ends with a tool error
+	// asking to call again. By default the credential is kept sealed with
+	// the task and deleted when it ends.
+	MemoryOnlyCredentials bool
 }
 
 // An Option changes how New builds a gateway.
@@ -49,12 +56,13 @@ func (g *Gateway) taskRun(ep *proxy.Endpoint) func(ctx context.Context, req *mcp
 			}
 			p = mcp.PrincipalFrom(bound)
 		} else if req.TaskID != "" || p.Credential == "" {
-			// In a worker: the credential remembered for this caller
-			// (already checked or exchanged for the upstream).
-			p.Credential = g.taskCreds.get(p.Subject)
+			// In a worker: the credential sealed with the task, or
+			// remembered for this caller (already checked or exchanged for
+			// the upstream).
+			p.Credential = g.taskCredential(ctx, p.Subject)
 		}
 		if p.Credential == "" && g.cfg.Credentials.Mode == "passthrough" && p.Subject != "" {
-			return mcp.ToolError("This task lost the caller's credential (the gateway restarted, and credentials are never stored): call the tool again."), nil
+			return mcp.ToolError("This task lost the caller's credential (it was taken over by another gateway process, and credentials are kept in memory only): call the tool again."), nil
 		}
 		ctx = mcp.WithPrincipal(ctx, p)
 		r, err := g.proxy.Do(ctx, ep, req.Arguments)
@@ -84,10 +92,11 @@ func (g *Gateway) taskRun(ep *proxy.Endpoint) func(ctx context.Context, req *mcp
 }
 
 // prepareTask runs before a task is created, as the creating caller: it
-// asks for confirmation when the tool needs it, then remembers (in memory
-// only) the credential the task's worker will forward upstream: the
-// caller's own, or with auth mode oauth the one checked or exchanged for
-// the upstream.
+// asks for confirmation when the tool needs it, then remembers the
+// credential the task's worker will forward upstream (the caller's own, or
+// with auth mode oauth the one checked or exchanged for the upstream): in
+// memory, and sealed with the task (taskSecrets) unless
+// TaskOptions.MemoryOnlyCredentials.
 func (g *Gateway) prepareTask(confirm func(context.Context, *mcp.CallToolRequest) error) func(context.Context, *mcp.CallToolRequest) error {
 	return func(ctx context.Context, req *mcp.CallToolRequest) error {
 		if confirm != nil {

@@ -86,6 +86,9 @@ type RunnerConfig struct {
 	// start, Run recovers in passes until no lapsed task is left.
 	Scan      time.Duration
 	ScanBatch int
+	// Secrets, when set, keeps a secret with each task, sealed in the store
+	// (see [Secrets]); nil keeps none.
+	Secrets *Secrets
 	// ShutdownGrace is how long Run, once its context is done, lets the
 	// running handlers finish before it stops them and releases their
 	// leases (default 30s; negative: no grace). Handlers waiting for input
@@ -186,6 +189,9 @@ func (r *Runner) Submit(ctx context.Context, nt NewTask) (Task, error) {
 		return Task{}, fmt.Errorf("submit task: %w: no handler for tool %q", ErrInvalid, nt.ToolName)
 	}
 	nt.Idempotent = h.Idempotent
+	if err := r.cfg.Secrets.seal(ctx, &nt); err != nil {
+		return Task{}, fmt.Errorf("submit task: %w", err)
+	}
 	t, err := r.m.Create(ctx, nt)
 	if err != nil {
 		return Task{}, fmt.Errorf("submit task: %w", err)
@@ -492,6 +498,7 @@ func (r *Runner) execute(base context.Context, t Task, h Handler) (holding bool)
 		defer c()
 	}
 	x := &Exec{r: r, task: t, lease: t.Lease(), cancel: cancel, changed: make(chan struct{}), wake: make(chan struct{}, 1), holding: true}
+	ctx = context.WithValue(ctx, execKey{}, x)
 	defer func() { holding = x.holding }()
 	x.latest = t.Clone()
 	r.mu.Lock()
@@ -583,8 +590,28 @@ type Exec struct {
 	cancelled bool
 }
 
+// execKey carries the running task's *Exec in its handler's context.
+type execKey struct{}
+
+// ExecFrom returns the running task whose handler ctx belongs to, or nil
+// outside a task (a handler that also runs inline uses it to tell the two
+// apart, and layers between the runner and the handler need not pass the
+// Exec along).
+func ExecFrom(ctx context.Context) *Exec {
+	x, _ := ctx.Value(execKey{}).(*Exec)
+	return x
+}
+
 // Task returns the task as claimed (id, owner, tool, params, ...).
 func (x *Exec) Task() Task { return x.task.Clone() }
+
+// Secret opens the secret kept with the task (see [Secrets]); nil when it
+// has none. It fails when the secret cannot be opened: the runner has no
+// Secrets, the sealing key is gone, or the record was altered or moved to
+// another task's owner or tool.
+func (x *Exec) Secret() ([]byte, error) {
+	return x.r.cfg.Secrets.open(&x.task)
+}
 
 // Params returns the task's params (the original call).
 func (x *Exec) Params() json.RawMessage { return cloneRaw(x.task.Params) }
