@@ -247,7 +247,8 @@ func (g *Gateway) openStore(ctx context.Context) error {
 	g.backend = b
 	g.logger.Info("store opened", "store", b.Location, "shared", b.Shared)
 	rc := tasks.RunnerConfig{Manager: b.Tasks, Publisher: b.Publisher, Logger: g.logger,
-		Concurrency: g.cfg.TaskConcurrency, Lease: g.cfg.TaskLease, ShutdownGrace: g.taskOpts.ShutdownGrace}
+		Concurrency: g.cfg.TaskConcurrency, Lease: g.cfg.TaskLease, ShutdownGrace: g.taskOpts.ShutdownGrace,
+		Checkpointing: true} // taskRun records its stage before anything irreversible
 	if rc.Concurrency <= 0 {
 		rc.Concurrency = 16
 	}

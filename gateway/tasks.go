@@ -1,14 +1,20 @@
 package gateway
 
 import (
+	"bytes"
 	"container/list"
 	"context"
+	"crypto/rand"
+	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/openapi"
 	"github.com/mcpgate/mcpgate/proxy"
+	"github.com/mcpgate/mcpgate/tasks"
 )
 
 // TaskOptions are the settings of the gateway's task path that Config does
@@ -42,10 +48,29 @@ const (
 	maxPoll     = time.Minute
 )
 
+// taskCheckpoint is what a task tool's worker records durably (through
+// tasks.Exec.Checkpoint) so that a re-run after a crash, on any replica,
+// goes on from where the task stood instead of guessing.
+type taskCheckpoint struct {
+	// Location is the status URL of the operation the upstream accepted
+	// (202): a re-run polls it instead of sending the request again.
+	Location     string `json:"location,omitempty"`
+	RetryAfterMs int64  `json:"retryAfterMs,omitempty"`
+	// IdempotencyKey is the key sent in the Idempotency-Key header the API
+	// declares: a re-run sends the same key, so the API applies the
+	// request once.
+	IdempotencyKey string `json:"idempotencyKey,omitempty"`
+}
+
 // taskRun runs a task tool: the upstream call, and when the upstream answers
 // 202 Accepted with a Location, polling that location (honouring
-// Retry-After) until the operation is done.
+// Retry-After) until the operation is done. In a worker it records where
+// the task stands before each step that matters (tasks.Stage): in doubt
+// before a request that must not be repeated, resumable once a resend is
+// safe (an idempotency key) or the upstream accepted the operation, so
+// recovery re-runs, resumes or fails the task knowing which.
 func (g *Gateway) taskRun(ep *proxy.Endpoint) func(ctx context.Context, req *mcp.TaskRequest) (*mcp.CallToolResult, error) {
+	keyArg := idempotencyKeyArgument(ep.Tool())
 	return func(ctx context.Context, req *mcp.TaskRequest) (*mcp.CallToolResult, error) {
 		p := req.Principal
 		if req.TaskID == "" && g.oauth != nil && g.oauth.forwarding != nil {
@@ -65,13 +90,35 @@ func (g *Gateway) taskRun(ep *proxy.Endpoint) func(ctx context.Context, req *mcp
 			return mcp.ToolError("This task lost the caller's credential (it was taken over by another gateway process, and credentials are kept in memory only): call the tool again."), nil
 		}
 		ctx = mcp.WithPrincipal(ctx, p)
-		r, err := g.proxy.Do(ctx, ep, req.Arguments)
+		x := tasks.ExecFrom(ctx) // nil when running inline
+		var cp taskCheckpoint
+		if x != nil && len(x.Task().Checkpoint) > 0 {
+			_ = json.Unmarshal(x.Task().Checkpoint, &cp) // an unreadable one is as none
+		}
+		var r *proxy.DispatchResult
+		var err error
+		if cp.Location != "" {
+			// Accepted before this worker: only the polling remains.
+			r = &proxy.DispatchResult{Accepted: &proxy.Accepted{Location: cp.Location, RetryAfter: time.Duration(cp.RetryAfterMs) * time.Millisecond}}
+		} else {
+			args, serr := g.beforeSend(ctx, x, ep, keyArg, req.Arguments, &cp)
+			if serr != nil {
+				return nil, serr
+			}
+			r, err = g.proxy.Do(ctx, ep, args)
+		}
 		for err == nil && r.Accepted != nil {
 			acc := r.Accepted
 			if req.TaskID == "" {
 				return r.Result, nil // not a task: report the accepted operation and where to poll
 			}
-			_ = req.SetStatus(ctx, "Accepted by the upstream; polling "+acc.Location)
+			if cp.Location != acc.Location {
+				cp.Location, cp.RetryAfterMs = acc.Location, acc.RetryAfter.Milliseconds()
+				if err := checkpoint(ctx, x, tasks.StageResumable, cp); err != nil {
+					return nil, err
+				}
+				_ = req.SetStatus(ctx, "The API accepted the operation; waiting for it to finish")
+			}
 			wait := acc.RetryAfter
 			if wait <= 0 {
 				wait = defaultPoll
@@ -89,6 +136,80 @@ func (g *Gateway) taskRun(ep *proxy.Endpoint) func(ctx context.Context, req *mcp
 		}
 		return r.Result, nil
 	}
+}
+
+// beforeSend records, in a worker, what a re-run must know about the
+// request about to be sent, and returns the arguments to send: with an
+// Idempotency-Key header the API declares, the key (the caller's, the one
+// an earlier run sent, or a fresh one) is sent and recorded, and a resend
+// is safe; otherwise a request that must not be repeated (a write) is in
+// doubt from now until the upstream answers.
+func (g *Gateway) beforeSend(ctx context.Context, x *tasks.Exec, ep *proxy.Endpoint, keyArg string, args json.RawMessage, cp *taskCheckpoint) (json.RawMessage, error) {
+	if x == nil {
+		return args, nil
+	}
+	if keyArg != "" {
+		args, key, err := withIdempotencyKey(args, keyArg, cp.IdempotencyKey)
+		if err != nil {
+			return args, nil // not an object: the proxy reports the arguments
+		}
+		cp.IdempotencyKey = key
+		return args, checkpoint(ctx, x, tasks.StageResumable, *cp)
+	}
+	if ep.Tool().Route.Mutating {
+		return args, x.Checkpoint(ctx, tasks.StageInDoubt, nil)
+	}
+	return args, nil // a read: re-running it is harmless
+}
+
+// checkpoint records stage and cp on the running task.
+func checkpoint(ctx context.Context, x *tasks.Exec, stage tasks.Stage, cp taskCheckpoint) error {
+	b, err := json.Marshal(cp)
+	if err != nil {
+		return err
+	}
+	return x.Checkpoint(ctx, stage, b)
+}
+
+// idempotencyKeyArgument returns the argument of the operation's
+// Idempotency-Key header parameter, or "" when it declares none.
+func idempotencyKeyArgument(t *openapi.Tool) string {
+	for _, a := range t.Route.Arguments {
+		if a.In == openapi.InHeader && strings.EqualFold(a.Param, "Idempotency-Key") {
+			return a.Name
+		}
+	}
+	return ""
+}
+
+// withIdempotencyKey returns args with the key argument set: to its value
+// in args if the caller gave one, else to key, else to a fresh UUID.
+func withIdempotencyKey(args json.RawMessage, name, key string) (json.RawMessage, string, error) {
+	m := map[string]json.RawMessage{}
+	if len(bytes.TrimSpace(args)) > 0 && string(bytes.TrimSpace(args)) != "null" {
+		if err := json.Unmarshal(args, &m); err != nil {
+			return args, "", err
+		}
+	}
+	var given string
+	if v, ok := m[name]; ok && json.Unmarshal(v, &given) == nil && given != "" {
+		return args, given, nil
+	}
+	if key == "" {
+		key = newUUID()
+	}
+	m[name], _ = json.Marshal(key)
+	out, err := json.Marshal(m)
+	return out, key, err
+}
+
+// newUUID returns a random (version 4) UUID.
+func newUUID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
 // prepareTask runs before a task is created, as the creating caller: it
