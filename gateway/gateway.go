@@ -30,6 +30,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcpgate/mcpgate/demo"
@@ -61,6 +62,9 @@ type Gateway struct {
 	demoStop  func()
 	taskCreds *credentialVault
 	taskOpts  TaskOptions
+
+	statusOnce sync.Once         // statusEndpoints
+	statusEps  []*proxy.Endpoint // every tool compiled, to name the tool that reads an operation's status
 }
 
 // New builds a gateway from cfg: it loads and generates the tools, opens the

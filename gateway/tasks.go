@@ -33,7 +33,19 @@ type TaskOptions struct {
 	// asking to call again. By default the credential is kept sealed with
 	// the task and deleted when it ends.
 	MemoryOnlyCredentials bool
+	// InlineWait bounds how long a call of a task tool from a client
+	// without the Tasks extension waits inside the call for an operation
+	// the upstream accepted (202), polling it as a task's worker would and
+	// sending progress notifications when the client gave a progress token
+	// (default 45 s, under the usual client request timeout of 60 s;
+	// negative: answer at once). If the operation is still running then,
+	// the result says so and names the tool and arguments that read its
+	// status.
+	InlineWait time.Duration
 }
+
+// DefaultInlineWait is TaskOptions.InlineWait when zero.
+const DefaultInlineWait = 45 * time.Second
 
 // An Option changes how New builds a gateway.
 type Option func(*Gateway)
@@ -107,11 +119,11 @@ func (g *Gateway) taskRun(ep *proxy.Endpoint) func(ctx context.Context, req *mcp
 			}
 			r, err = g.proxy.Do(ctx, ep, args)
 		}
+		if err == nil && r.Accepted != nil && req.TaskID == "" {
+			return g.waitInline(ctx, ep, req, r)
+		}
 		for err == nil && r.Accepted != nil {
 			acc := r.Accepted
-			if req.TaskID == "" {
-				return r.Result, nil // not a task: report the accepted operation and where to poll
-			}
 			if cp.Location != acc.Location {
 				cp.Location, cp.RetryAfterMs = acc.Location, acc.RetryAfter.Milliseconds()
 				if err := checkpoint(ctx, x, tasks.StageResumable, cp); err != nil {
@@ -119,13 +131,8 @@ func (g *Gateway) taskRun(ep *proxy.Endpoint) func(ctx context.Context, req *mcp
 				}
 				_ = req.SetStatus(ctx, "The API accepted the operation; waiting for it to finish")
 			}
-			wait := acc.RetryAfter
-			if wait <= 0 {
-				wait = defaultPoll
-			}
-			wait = min(max(wait, minPoll), maxPoll)
 			select {
-			case <-time.After(wait):
+			case <-time.After(pollWait(acc)):
 			case <-ctx.Done():
 				return nil, ctx.Err()
 			}
@@ -136,6 +143,99 @@ func (g *Gateway) taskRun(ep *proxy.Endpoint) func(ctx context.Context, req *mcp
 		}
 		return r.Result, nil
 	}
+}
+
+// pollWait is how long to wait before polling an accepted operation: its
+// Retry-After within bounds, or defaultPoll.
+func pollWait(acc *proxy.Accepted) time.Duration {
+	wait := acc.RetryAfter
+	if wait <= 0 {
+		wait = defaultPoll
+	}
+	return min(max(wait, minPoll), maxPoll)
+}
+
+// progressReporter is what a synchronous mcp.TaskRequest offers once it
+// can send the client's progress notifications (package mcp's Request has
+// Progress; TaskRequest does not carry it yet, and until it does an inline
+// wait sends none).
+type progressReporter interface {
+	Progress(progress, total float64, message string) error
+}
+
+// waitInline is the answer to a client without the Tasks extension whose
+// call the upstream accepted (202): it polls the operation inside the call
+// for up to TaskOptions.InlineWait, reporting progress, and returns its
+// result; if it is still running then, a result that says so and names
+// the tool call that reads its status (never the upstream's address, which
+// the agent can neither reach nor authenticate to).
+func (g *Gateway) waitInline(ctx context.Context, ep *proxy.Endpoint, req *mcp.TaskRequest, r *proxy.DispatchResult) (*mcp.CallToolResult, error) {
+	bound := g.taskOpts.InlineWait
+	if bound == 0 {
+		bound = DefaultInlineWait
+	}
+	progress, _ := any(req).(progressReporter)
+	deadline := time.Now().Add(bound)
+	for polls := 1; r.Accepted != nil; polls++ {
+		acc := r.Accepted
+		wait := pollWait(acc)
+		if bound < 0 || time.Now().Add(wait).After(deadline) {
+			return g.stillRunning(r, max(bound, 0)), nil
+		}
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		next, err := g.proxy.Poll(ctx, ep, acc)
+		if err != nil {
+			return nil, err
+		}
+		r = next
+		if progress != nil && r.Accepted != nil {
+			_ = progress.Progress(float64(polls), 0, "The API accepted the operation; waiting for it to finish")
+		}
+	}
+	return r.Result, nil
+}
+
+// stillRunning is the result for an accepted operation that did not finish
+// within the inline wait: what the upstream last said about it, and how to
+// read its status.
+func (g *Gateway) stillRunning(r *proxy.DispatchResult, waited time.Duration) *mcp.CallToolResult {
+	note := "The API accepted the operation and it is still running"
+	if waited > 0 {
+		note += " after " + waited.Round(time.Second).String()
+	}
+	if tool, args, ok := g.proxy.StatusCall(r.Accepted.Location, g.statusEndpoints()); ok {
+		b, _ := json.Marshal(args)
+		note += fmt.Sprintf(". Call %s with %s to read its status.", tool, b)
+	} else {
+		note += "; none of these tools reads its status, so check the API itself before calling this tool again."
+	}
+	out := &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent(note)}}
+	if r.Result != nil && r.Result.StructuredContent != nil && !r.Result.IsError {
+		out.StructuredContent = r.Result.StructuredContent
+		if b, ok := r.Result.StructuredContent.(json.RawMessage); ok {
+			out.Content = append(out.Content, mcp.TextContent(string(b)))
+		} else if b, err := json.Marshal(r.Result.StructuredContent); err == nil {
+			out.Content = append(out.Content, mcp.TextContent(string(b)))
+		}
+	}
+	return out
+}
+
+// statusEndpoints are the compiled endpoints of every tool, for
+// StatusCall; compiled once, on first use.
+func (g *Gateway) statusEndpoints() []*proxy.Endpoint {
+	g.statusOnce.Do(func() {
+		for i := range g.result.Tools {
+			if e, err := g.proxy.Endpoint(&g.result.Tools[i]); err == nil {
+				g.statusEps = append(g.statusEps, e)
+			}
+		}
+	})
+	return g.statusEps
 }
 
 // beforeSend records, in a worker, what a re-run must know about the

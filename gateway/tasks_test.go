@@ -129,3 +129,98 @@ func TestTaskCredentialSurvivesItsProcess(t *testing.T) {
 		})
 	}
 }
+
+// TestInlineWait: a client without the Tasks extension calling a
+// long-running operation gets its result when it finishes within the
+// inline wait, else a note naming the tool call that reads its status;
+// neither it nor a task's status message carries the upstream's address.
+func TestInlineWait(t *testing.T) {
+	short := newDemoWith(t, TaskOptions{InlineWait: 300 * time.Millisecond})
+	plain := mcp.NewClient(short.Server())
+	plain.Principal = principalFor("demo-token")
+	res, err := plain.CallTool(context.Background(), "createReport", map[string]any{"kind": "inventory"})
+	if err != nil || res.IsError {
+		t.Fatalf("createReport: %v %s", err, text(res))
+	}
+	txt := text(res)
+	if !strings.Contains(txt, "still running") || !strings.Contains(txt, `Call getReport with {"reportId":`) ||
+		strings.Contains(txt, short.Config().Upstream) {
+		t.Fatalf("a still-running operation: %s", txt)
+	}
+	var args struct{ ReportID int }
+	if _, after, ok := strings.Cut(txt, "Call getReport with "); ok {
+		_ = json.NewDecoder(strings.NewReader(after)).Decode(&args)
+	}
+	// The named call reads the status.
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		got, err := plain.CallTool(context.Background(), "getReport", map[string]any{"reportId": args.ReportID})
+		if err != nil || got.IsError {
+			t.Fatalf("getReport %d: %v %s", args.ReportID, err, text(got))
+		}
+		if strings.Contains(text(got), `"done"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("getReport %d never done: %s", args.ReportID, text(got))
+		}
+	}
+
+	// A task's status message says the operation was accepted, not where.
+	ctx, cancel := context.WithCancel(context.Background())
+	stop := short.startRunner(ctx)
+	defer func() { cancel(); stop() }()
+	c := taskClient(short, "demo-token")
+	id := createTask(t, c, "createReport", map[string]any{"kind": "orders"})
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		r, err := c.Do(context.Background(), "tasks/get", map[string]any{"taskId": id})
+		if err != nil || r.Error != nil {
+			t.Fatalf("tasks/get: %v %+v", err, r.Error)
+		}
+		if strings.Contains(string(r.Result), "http://") {
+			t.Fatalf("the task shows the upstream's address: %s", r.Result)
+		}
+		if strings.Contains(string(r.Result), "accepted the operation") || strings.Contains(string(r.Result), `"completed"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no status message: %s", r.Result)
+		}
+	}
+}
+
+func newDemoWith(t *testing.T, o TaskOptions) *Gateway {
+	t.Helper()
+	g, err := New(context.Background(), Config{Demo: true, Store: "memory"}, discardLogger(), WithTaskOptions(o))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	return g
+}
+
+func TestIdempotencyKey(t *testing.T) {
+	for _, tc := range []struct {
+		args, recorded, wantKey string
+		fresh                   bool
+	}{
+		{`{"kind":"x"}`, "", "", true},
+		{`{"kind":"x"}`, "k-earlier", "k-earlier", false},
+		{`{"kind":"x","Idempotency-Key":"mine"}`, "k-earlier", "mine", false},
+		{``, "", "", true},
+	} {
+		out, key, err := withIdempotencyKey(json.RawMessage(tc.args), "Idempotency-Key", tc.recorded)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(out, &m); err != nil || m["Idempotency-Key"] != key {
+			t.Fatalf("%s: args %s, key %q", tc.args, out, key)
+		}
+		if tc.fresh && len(key) != 36 || !tc.fresh && key != tc.wantKey {
+			t.Errorf("%s (recorded %q): key %q", tc.args, tc.recorded, key)
+		}
+	}
+	if _, _, err := withIdempotencyKey(json.RawMessage(`[1]`), "k", ""); err == nil {
+		t.Error("arguments that are not an object")
+	}
+}
