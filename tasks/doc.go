@@ -13,8 +13,15 @@
 //
 // Storage is pluggable ([Manager] = [Store] + [WorkerStore]): [Memory] here
 // (development and tests only, bounded), package sqlite for the durable
-// default, a PostgreSQL one later. Package taskstest holds the contract every
+// default (one machine; several processes may share its file) and package
+// postgres for replicas sharing one database. Package store opens any of
+// them from a location URL. Package taskstest holds the contract every
 // manager must pass.
+//
+// What a task keeps for its worker beyond its call is stored with it and
+// deleted when it ends: the handler's [Stage] and Checkpoint (where it
+// stands, for recovery) and a secret sealed by a [Sealer] ([Secrets]: the
+// caller's credential, so that any runner acts as the caller).
 //
 // # State machine
 //
