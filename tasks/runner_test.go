@@ -45,10 +45,17 @@ func newRig(t *testing.T, withBus bool, cfg tasks.RunnerConfig) *rig {
 }
 
 func (g *rig) start() {
+	stop, done := g.run()
+	g.t.Cleanup(func() { stop(); <-done })
+}
+
+// run starts the runner; stop ends its context, done closes when Run
+// returned.
+func (g *rig) run() (stop func(), done <-chan struct{}) {
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { g.r.Run(ctx); close(done) }()
-	g.t.Cleanup(func() { cancel(); <-done })
+	ch := make(chan struct{})
+	go func() { g.r.Run(ctx); close(ch) }()
+	return cancel, ch
 }
 
 func (g *rig) submit(tool string, params string) tasks.Task {
@@ -367,9 +374,7 @@ func TestRunnerShutdownReleasesLease(t *testing.T) {
 			cause.Store(context.Cause(ctx))
 			return nil, ctx.Err()
 		}))
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { g.r.Run(ctx); close(done) }()
+		cancel, done := g.run()
 		tk := g.submit("slow", `{}`)
 		synctest.Wait()
 		cancel()
@@ -605,9 +610,7 @@ func TestRunnerStartsWithMoreOrphansThanItsQueue(t *testing.T) {
 			ids = append(ids, tk.ID)
 		}
 		time.Sleep(2 * time.Second) // the dead worker's leases lapse
-		runCtx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { g.r.Run(runCtx); close(done) }()
+		cancel, done := g.run()
 		fresh := g.submit("x", `{}`)
 		for _, id := range append(ids, fresh.ID) {
 			g.await(id, tasks.Completed)
@@ -637,9 +640,7 @@ func TestRunnerStopsDuringRecoveryAtStart(t *testing.T) {
 			_, err := g.m.Create(context.Background(), tasks.NewTask{Owner: owner, ToolName: "block"})
 			must(t, err)
 		}
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { g.r.Run(ctx); close(done) }()
+		cancel, done := g.run()
 		synctest.Wait() // one runs, one waits in the backlog, recovery waits for room
 		cancel()
 		select {
@@ -664,9 +665,7 @@ func TestRunnerShutdownLetsTasksFinish(t *testing.T) {
 				return nil, ctx.Err()
 			}
 		}))
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { g.r.Run(ctx); close(done) }()
+		cancel, done := g.run()
 		tk := g.submit("work", `{}`)
 		synctest.Wait()
 		start := time.Now()
@@ -702,9 +701,7 @@ func TestRunnerShutdownGraceEndsWithRelease(t *testing.T) {
 			cause.Store(context.Cause(ctx))
 			return nil, context.Cause(ctx)
 		}})
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { g.r.Run(ctx); close(done) }()
+		cancel, done := g.run()
 		tk := g.submit("forever", `{}`)
 		synctest.Wait()
 		start := time.Now()
@@ -747,9 +744,7 @@ func TestRunnerShutdownStopsWaitingTasksAtOnce(t *testing.T) {
 			cause.Store(context.Cause(ctx))
 			return nil, err
 		}))
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { g.r.Run(ctx); close(done) }()
+		cancel, done := g.run()
 		tk := g.submit("ask", `{}`)
 		g.await(tk.ID, tasks.InputRequired)
 		start := time.Now()
