@@ -50,14 +50,16 @@ type reportUpstream struct {
 	posts    map[string]int   // by kind: how many times the report was started
 	bearers  map[string]int   // Authorization values seen
 	polls    map[int]int      // GETs per report
-	postGate chan struct{}    // when set, POST waits for it (an in-doubt window)
-	started  chan string      // the kind of every POST that arrived, when set
+	holdKind map[string]bool  // a POST of these kinds waits for release…
+	held     chan string      // …after announcing its kind here
+	release  chan struct{}    // closed by releaseHeld
 	polled   map[int]chan int // closed at the first poll of a report
 }
 
 func newReportUpstream(t *testing.T) *reportUpstream {
 	u := &reportUpstream{kinds: map[int]string{}, done: map[int]bool{}, posts: map[string]int{},
-		bearers: map[string]int{}, polls: map[int]int{}, polled: map[int]chan int{}}
+		bearers: map[string]int{}, polls: map[int]int{}, polled: map[int]chan int{},
+		holdKind: map[string]bool{}, held: make(chan string, 64), release: make(chan struct{})}
 	u.Server = httptest.NewServer(http.HandlerFunc(u.serve))
 	t.Cleanup(u.Close)
 	return u
@@ -66,7 +68,6 @@ func newReportUpstream(t *testing.T) *reportUpstream {
 func (u *reportUpstream) serve(w http.ResponseWriter, r *http.Request) {
 	u.mu.Lock()
 	u.bearers[r.Header.Get("Authorization")]++
-	gate, started := u.postGate, u.started
 	u.mu.Unlock()
 	switch {
 	case r.Method == http.MethodPost && r.URL.Path == "/reports":
@@ -75,14 +76,15 @@ func (u *reportUpstream) serve(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "kind required", http.StatusUnprocessableEntity)
 			return
 		}
-		if started != nil {
-			started <- in.Kind
-		}
-		if gate != nil {
+		u.mu.Lock()
+		hold := u.holdKind[in.Kind]
+		u.mu.Unlock()
+		if hold {
+			u.held <- in.Kind
 			select {
-			case <-gate:
+			case <-u.release:
 			case <-r.Context().Done():
-				return
+				return // the caller went away: the report is never started
 			}
 		}
 		u.mu.Lock()
@@ -137,6 +139,36 @@ func (u *reportUpstream) firstPoll(id int) <-chan int {
 	ch := make(chan int)
 	u.polled[id] = ch
 	return ch
+}
+
+// hold makes the POSTs of these kinds wait (until releaseHeld) after
+// announcing themselves on u.held.
+func (u *reportUpstream) hold(kinds ...string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for _, k := range kinds {
+		u.holdKind[k] = true
+	}
+}
+
+func (u *reportUpstream) releaseHeld() { close(u.release) }
+
+// polledReports counts the reports polled at least once.
+func (u *reportUpstream) polledReports() int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return len(u.polls)
+}
+
+// authorizations returns the Authorization values the upstream received.
+func (u *reportUpstream) authorizations() map[string]int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	out := map[string]int{}
+	for k, v := range u.bearers {
+		out[k] = v
+	}
+	return out
 }
 
 func (u *reportUpstream) finishAll() {

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcpgate/mcpgate/demo"
@@ -113,6 +114,9 @@ type api struct {
 	proxy  *proxy.Proxy
 	creds  *credentials
 	stop   func() // stops the in-process demo API, if this is it
+
+	statusOnce sync.Once         // statusEps
+	statusEps  []*proxy.Endpoint // every tool compiled, to name the tool that reads an operation's status
 }
 
 // loadAPI loads an API's document, generates its tools and builds its

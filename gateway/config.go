@@ -46,6 +46,11 @@ type Config struct {
 	TaskLease       time.Duration `yaml:"task_lease" name:"task-lease" default:"30s" help:"How long a worker's claim on a task lasts without renewal; another replica takes a task over when it lapses."`
 	// TaskShutdownGrace is how long a stopping gateway lets running tasks
 	// finish before it stops them and releases their leases.
+	// TaskCredentials says where a task keeps the credential its worker
+	// forwards; TaskInlineWait how long a client without the Tasks
+	// extension waits inside its call for an operation the API accepted.
+	TaskCredentials   string        `yaml:"task_credentials" name:"task-credentials" default:"store" enum:"store,memory" help:"Where a task keeps the caller's credential (passthrough and exchange) for its worker: store (sealed with AES-256-GCM under the state keys, deleted when the task ends, so a replica that takes the task over after a crash finishes it as the caller) or memory (never stored: such a task then ends with a tool error asking to call again)."`
+	TaskInlineWait    time.Duration `yaml:"task_inline_wait" name:"task-inline-wait" default:"45s" help:"For a client without the Tasks extension, how long a call waits for an operation the API accepted (202), polling it, before it answers that the operation is still running and which tool reads its status (a negative value: answer at once)."`
 	TaskShutdownGrace time.Duration `yaml:"task_shutdown_grace" name:"task-shutdown-grace" default:"30s" help:"On SIGINT or SIGTERM (or the end of stdin), how long running tasks may finish before they are stopped and their leases released, so that another replica or the next start resumes them (a negative value: stop them at once)."`
 
 	UpstreamTimeout  time.Duration `yaml:"upstream_timeout" name:"upstream-timeout" default:"30s" help:"Bound on one upstream call, redirects and body included."`
@@ -66,10 +71,10 @@ type Config struct {
 	GCHeadroom int64 `yaml:"gc_headroom" name:"gc-headroom" default:"33554432" help:"Bytes the heap may grow past what is live before Go collects (-1: the runtime's default; ignored when GOGC is set)."`
 
 	Limits      LimitsConfig `yaml:"limits" embed:"" prefix:"limits-"`
-	Log         LogConfig   `yaml:"log" embed:"" prefix:"log-"`
-	Auth        AuthConfig  `yaml:"auth" embed:"" prefix:"auth-"`
-	Credentials Credentials `yaml:"credentials" embed:"" prefix:"credentials-"`
-	Tools       ToolsConfig `yaml:"tools" embed:"" prefix:"tools-"`
+	Log         LogConfig    `yaml:"log" embed:"" prefix:"log-"`
+	Auth        AuthConfig   `yaml:"auth" embed:"" prefix:"auth-"`
+	Credentials Credentials  `yaml:"credentials" embed:"" prefix:"credentials-"`
+	Tools       ToolsConfig  `yaml:"tools" embed:"" prefix:"tools-"`
 }
 
 // LimitsConfig bounds what clients can hold open: 2025-11-25 sessions and

@@ -7,8 +7,11 @@
 //   - The tool set is fixed when the Gateway is built; every per-tool
 //     derivation (schemas, routes, validators) happens then, never per call.
 //   - The caller's credential reaches only the configured upstream origin
-//     (package proxy enforces it); it is never logged and never stored: a
-//     task keeps it in memory only, for as long as this process runs.
+//     (package proxy enforces it) and is never logged. A task keeps it
+//     sealed (AES-256-GCM under the state keys) with the task in the store,
+//     and the store deletes it when the task ends; with
+//     task_credentials memory it stays in this process's memory
+//     only.
 //   - The gateway keeps no per-client state: everything that must survive a
 //     request is in the sealed requestState or the task store.
 package gateway
@@ -47,6 +50,7 @@ type Gateway struct {
 
 	backend *store.Backend
 	runner  *tasks.Runner
+	ring    *mrtr.KeyRing // the state keys: they seal requestState, task credentials and grants
 	callers callerIDs
 	ready   *readiness
 	// trustedProxies are limits.trusted_proxies, parsed.
@@ -93,17 +97,16 @@ func (g *Gateway) build(ctx context.Context) error {
 	if g.trustedProxies, err = parsePrefixes(g.cfg.Limits.TrustedProxies); err != nil {
 		return err
 	}
+	if g.ring, err = g.keyRing(); err != nil {
+		return err
+	}
+	if g.callers, err = newCallerIDs(g.ring); err != nil {
+		return err
+	}
 	if err := g.openStore(ctx); err != nil {
 		return err
 	}
-	ring, err := g.keyRing()
-	if err != nil {
-		return err
-	}
-	if g.callers, err = newCallerIDs(ring); err != nil {
-		return err
-	}
-	codec, err := g.stateCodec(ring)
+	codec, err := g.stateCodec(g.ring)
 	if err != nil {
 		return err
 	}
@@ -222,12 +225,19 @@ func (g *Gateway) openStore(ctx context.Context) error {
 	g.backend = b
 	g.logger.Info("store opened", "store", b.Location, "shared", b.Shared)
 	rc := tasks.RunnerConfig{Manager: b.Tasks, Publisher: b.Publisher, Logger: g.logger,
-		Concurrency: g.cfg.TaskConcurrency, Lease: g.cfg.TaskLease, ShutdownGrace: g.cfg.TaskShutdownGrace}
+		Concurrency: g.cfg.TaskConcurrency, Lease: g.cfg.TaskLease, ShutdownGrace: g.cfg.TaskShutdownGrace,
+		Checkpointing: true} // taskRun records its stage before anything irreversible
 	if rc.Concurrency <= 0 {
 		rc.Concurrency = 16
 	}
 	if rc.Lease > 0 {
 		rc.Scan = min(10*time.Second, rc.Lease) // look for lapsed leases about as often as they lapse
+	}
+	if rc.Secrets, err = g.taskSecrets(g.ring); err != nil {
+		return err
+	}
+	if rc.Secrets != nil {
+		g.logger.Info("tasks keep their caller's credential sealed in the store until they end", "credentials", g.cfg.Credentials.Mode)
 	}
 	runner, err := tasks.NewRunner(rc)
 	if err != nil {

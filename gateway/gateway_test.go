@@ -227,11 +227,12 @@ func TestReportTask(t *testing.T) {
 	if r.Error == nil || r.Error.Code != mcp.CodeInvalidParams {
 		t.Fatalf("a foreign task must look unknown: %s %+v", r.Result, r.Error)
 	}
-	// Without the extension the call runs inline and reports where to poll.
+	// Without the extension the call runs inline and waits for the report
+	// (TestInlineWait covers the rest), never naming the upstream's URL.
 	plain := mcp.NewClient(g.Server())
 	plain.Principal = g.callers.principal("demo-token")
 	res, err := plain.CallTool(ctx, "createReport", map[string]any{"kind": "inventory"})
-	if err != nil || res.IsError || !strings.Contains(text(res), "/reports/") {
+	if err != nil || res.IsError || !strings.Contains(text(res), `"done"`) || strings.Contains(text(res), "http://") {
 		t.Fatalf("inline createReport: %v %s", err, text(res))
 	}
 }

@@ -13,8 +13,15 @@
 //
 // Storage is pluggable ([Manager] = [Store] + [WorkerStore]): [Memory] here
 // (development and tests only, bounded), package sqlite for the durable
-// default, a PostgreSQL one later. Package taskstest holds the contract every
+// default (one machine; several processes may share its file) and package
+// postgres for replicas sharing one database. Package store opens any of
+// them from a location URL. Package taskstest holds the contract every
 // manager must pass.
+//
+// What a task keeps for its worker beyond its call is stored with it and
+// deleted when it ends: the handler's [Stage] and Checkpoint (where it
+// stands, for recovery) and a secret sealed by a [Sealer] ([Secrets]: the
+// caller's credential, so that any runner acts as the caller).
 //
 // # State machine
 //
@@ -71,10 +78,16 @@
 // stopped renewing are taken over. Such a task is claimed (fenced) and then
 //
 //   - cancelled, if the client asked to cancel it;
-//   - run again, if it never started (token 0) or its handler is Idempotent
-//     (answered input is replayed, not asked again);
-//   - failed with status message [MsgInterrupted] and error -32603 otherwise,
-//     or with [MsgNoHandler] when no handler knows its tool.
+//   - run again, if it never started (token 0), if its handler is
+//     Idempotent, or if the handler's last recorded [Stage] says a re-run
+//     is safe: fresh (nothing irreversible done; with
+//     RunnerConfig.Checkpointing no stage means the same) or resumable
+//     (the handler's Checkpoint says how to go on, say the status URL of an
+//     accepted operation). Answered input is replayed, not asked again;
+//   - failed with error -32603 otherwise: with status message [MsgInDoubt]
+//     when the handler recorded that its request may have reached the API,
+//     [MsgInterrupted] when nothing is known, [MsgNoHandler] when no
+//     handler knows its tool.
 //
 // So no task stays working once its worker is gone; TTL retention
 // ([WorkerStore.Sweep]) removes every task, finished or not, once

@@ -50,6 +50,7 @@ var (
 // Status messages and errors written by the runner and by recovery.
 const (
 	MsgInterrupted = "Task interrupted: its worker stopped and the tool is not safe to re-run"
+	MsgInDoubt     = "Task interrupted: its worker stopped after sending the request, which may or may not have reached the API, and the operation is not safe to repeat; check whether it took effect before calling the tool again"
 	MsgNoHandler   = "Task cannot run: no handler for its tool"
 	MsgTimedOut    = "Task timed out"
 	codeInternal   = -32603
@@ -86,6 +87,16 @@ type RunnerConfig struct {
 	// start, Run recovers in passes until no lapsed task is left.
 	Scan      time.Duration
 	ScanBatch int
+	// Checkpointing declares that every handler of this runner records its
+	// stage with [Exec.Checkpoint] before it does anything that must not be
+	// repeated (as the gateway's task tools do). Recovery then re-runs a
+	// started task that recorded no stage: its handler did nothing
+	// irreversible yet. Without it such a task is re-run only when its
+	// handler is Idempotent.
+	Checkpointing bool
+	// Secrets, when set, keeps a secret with each task, sealed in the store
+	// (see [Secrets]); nil keeps none.
+	Secrets *Secrets
 	// ShutdownGrace is how long Run, once its context is done, lets the
 	// running handlers finish before it stops them and releases their
 	// leases (default 30s; negative: no grace). Handlers waiting for input
@@ -192,6 +203,9 @@ func (r *Runner) Submit(ctx context.Context, nt NewTask) (Task, error) {
 		return Task{}, fmt.Errorf("submit task: %w: no handler for tool %q", ErrInvalid, nt.ToolName)
 	}
 	nt.Idempotent = h.Idempotent
+	if err := r.cfg.Secrets.seal(ctx, &nt); err != nil {
+		return Task{}, fmt.Errorf("submit task: %w", err)
+	}
 	t, err := r.m.Create(ctx, nt)
 	if err != nil {
 		return Task{}, fmt.Errorf("submit task: %w", err)
@@ -249,11 +263,27 @@ type recoverStats struct {
 
 func (st recoverStats) acted() int { return st.requeued + st.failed + st.cancelled }
 
+// rerunnable reports whether recovery may run o again, from where its
+// handler stands: a task never started, one whose handler did nothing
+// irreversible yet (fresh, or no stage with a Checkpointing runner) or
+// recorded how to resume, and any task of an Idempotent handler.
+func (r *Runner) rerunnable(o *Task, h Handler) bool {
+	switch {
+	case o.LeaseToken == 0 || h.Idempotent:
+		return true
+	case o.Stage == StageFresh || o.Stage == StageResumable:
+		return true
+	case o.Stage == StageNone:
+		return r.cfg.Checkpointing
+	}
+	return false // in doubt
+}
+
 // recover handles tasks whose lease lapsed at asOf (all of a dead worker's
 // tasks, and never-started ones): a task with cancelation intent is
-// cancelled; a never-started task, or one whose handler is idempotent, is
-// queued to run again; any other is failed with [MsgInterrupted]; a task of
-// an unknown tool fails with [MsgNoHandler]. Each takeover is a fenced
+// cancelled; a rerunnable one is queued to run again; one in doubt is
+// failed with [MsgInDoubt], any other with [MsgInterrupted]; a task of an
+// unknown tool fails with [MsgNoHandler]. Each takeover is a fenced
 // claim, so two recoverers never both act. One pass looks at up to
 // ScanBatch tasks, oldest first. With block it waits for room in the
 // backlog (the workers must be running); without, a full backlog ends the
@@ -267,7 +297,7 @@ func (r *Runner) recover(ctx context.Context, asOf time.Time, block bool) (recov
 	st.listed = len(orphans)
 	for _, o := range orphans {
 		h, known := r.handlers[o.ToolName]
-		if known && !o.CancelRequested && (o.LeaseToken == 0 || h.Idempotent) {
+		if known && !o.CancelRequested && r.rerunnable(&o, h) {
 			r.mu.Lock()
 			already := r.queued[o.ID]
 			r.mu.Unlock()
@@ -295,6 +325,9 @@ func (r *Runner) recover(ctx context.Context, asOf time.Time, block bool) (recov
 			st.cancelled++
 		case !known:
 			err = r.m.Finish(ctx, l, Failed, internalError("No handler for tool"), MsgNoHandler)
+			st.failed++
+		case o.Stage == StageInDoubt:
+			err = r.m.Finish(ctx, l, Failed, internalError("Task interrupted: the request may have reached the API"), MsgInDoubt)
 			st.failed++
 		default:
 			err = r.m.Finish(ctx, l, Failed, internalError("Task interrupted"), MsgInterrupted)
@@ -498,6 +531,7 @@ func (r *Runner) execute(base context.Context, t Task, h Handler) (holding bool)
 		defer c()
 	}
 	x := &Exec{r: r, task: t, lease: t.Lease(), cancel: cancel, changed: make(chan struct{}), wake: make(chan struct{}, 1), holding: true}
+	ctx = context.WithValue(ctx, execKey{}, x)
 	defer func() { holding = x.holding }()
 	x.latest = t.Clone()
 	r.mu.Lock()
@@ -589,11 +623,39 @@ type Exec struct {
 	cancelled bool
 }
 
+// execKey carries the running task's *Exec in its handler's context.
+type execKey struct{}
+
+// ExecFrom returns the running task whose handler ctx belongs to, or nil
+// outside a task (a handler that also runs inline uses it to tell the two
+// apart, and layers between the runner and the handler need not pass the
+// Exec along).
+func ExecFrom(ctx context.Context) *Exec {
+	x, _ := ctx.Value(execKey{}).(*Exec)
+	return x
+}
+
 // Task returns the task as claimed (id, owner, tool, params, ...).
 func (x *Exec) Task() Task { return x.task.Clone() }
 
+// Secret opens the secret kept with the task (see [Secrets]); nil when it
+// has none. It fails when the secret cannot be opened: the runner has no
+// Secrets, the sealing key is gone, or the record was altered or moved to
+// another task's owner or tool.
+func (x *Exec) Secret() ([]byte, error) {
+	return x.r.cfg.Secrets.open(&x.task)
+}
+
 // Params returns the task's params (the original call).
 func (x *Exec) Params() json.RawMessage { return cloneRaw(x.task.Params) }
+
+// Checkpoint records durably where the handler stands (see [Stage]) and
+// its progress record, which a re-run finds in Task().Checkpoint. Record
+// StageInDoubt before doing what must not be repeated, and StageResumable
+// with what a re-run needs to go on once it is known.
+func (x *Exec) Checkpoint(ctx context.Context, stage Stage, data json.RawMessage) error {
+	return x.check(x.r.m.Checkpoint(ctx, x.lease, stage, data))
+}
 
 // SetStatusMessage publishes a progress message on the task.
 func (x *Exec) SetStatusMessage(ctx context.Context, msg string) error {

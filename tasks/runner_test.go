@@ -45,10 +45,17 @@ func newRig(t *testing.T, withBus bool, cfg tasks.RunnerConfig) *rig {
 }
 
 func (g *rig) start() {
+	stop, done := g.run()
+	g.t.Cleanup(func() { stop(); <-done })
+}
+
+// run starts the runner; stop ends its context, done closes when Run
+// returned.
+func (g *rig) run() (stop func(), done <-chan struct{}) {
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { g.r.Run(ctx); close(done) }()
-	g.t.Cleanup(func() { cancel(); <-done })
+	ch := make(chan struct{})
+	go func() { g.r.Run(ctx); close(ch) }()
+	return cancel, ch
 }
 
 func (g *rig) submit(tool string, params string) tasks.Task {
@@ -367,9 +374,7 @@ func TestRunnerShutdownReleasesLease(t *testing.T) {
 			cause.Store(context.Cause(ctx))
 			return nil, ctx.Err()
 		}))
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { g.r.Run(ctx); close(done) }()
+		cancel, done := g.run()
 		tk := g.submit("slow", `{}`)
 		synctest.Wait()
 		cancel()
@@ -605,9 +610,7 @@ func TestRunnerStartsWithMoreOrphansThanItsQueue(t *testing.T) {
 			ids = append(ids, tk.ID)
 		}
 		time.Sleep(2 * time.Second) // the dead worker's leases lapse
-		runCtx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { g.r.Run(runCtx); close(done) }()
+		cancel, done := g.run()
 		fresh := g.submit("x", `{}`)
 		for _, id := range append(ids, fresh.ID) {
 			g.await(id, tasks.Completed)
@@ -637,9 +640,7 @@ func TestRunnerStopsDuringRecoveryAtStart(t *testing.T) {
 			_, err := g.m.Create(context.Background(), tasks.NewTask{Owner: owner, ToolName: "block"})
 			must(t, err)
 		}
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { g.r.Run(ctx); close(done) }()
+		cancel, done := g.run()
 		synctest.Wait() // one runs, one waits in the backlog, recovery waits for room
 		cancel()
 		select {
@@ -664,9 +665,7 @@ func TestRunnerShutdownLetsTasksFinish(t *testing.T) {
 				return nil, ctx.Err()
 			}
 		}))
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { g.r.Run(ctx); close(done) }()
+		cancel, done := g.run()
 		tk := g.submit("work", `{}`)
 		synctest.Wait()
 		start := time.Now()
@@ -702,9 +701,7 @@ func TestRunnerShutdownGraceEndsWithRelease(t *testing.T) {
 			cause.Store(context.Cause(ctx))
 			return nil, context.Cause(ctx)
 		}})
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { g.r.Run(ctx); close(done) }()
+		cancel, done := g.run()
 		tk := g.submit("forever", `{}`)
 		synctest.Wait()
 		start := time.Now()
@@ -747,9 +744,7 @@ func TestRunnerShutdownStopsWaitingTasksAtOnce(t *testing.T) {
 			cause.Store(context.Cause(ctx))
 			return nil, err
 		}))
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { g.r.Run(ctx); close(done) }()
+		cancel, done := g.run()
 		tk := g.submit("ask", `{}`)
 		g.await(tk.ID, tasks.InputRequired)
 		start := time.Now()
@@ -764,6 +759,96 @@ func TestRunnerShutdownStopsWaitingTasksAtOnce(t *testing.T) {
 		got, _ := g.m.Get(context.Background(), owner, tk.ID)
 		if got.Status != tasks.InputRequired || got.LeaseOwner != "" || len(got.InputRequests) != 1 {
 			t.Fatalf("after shutdown: %+v", got)
+		}
+	})
+}
+
+// Recovery decides from where each task's handler stood when its worker
+// died: fresh and resumable tasks run again (a re-run finds the
+// checkpoint), tasks in doubt run again only when idempotent and otherwise
+// fail saying exactly why, and a task without a stage counts as fresh only
+// when the runner's handlers checkpoint.
+func TestRunnerRecoveryByStage(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		checkpointing bool
+		idempotent    bool
+		stage         tasks.Stage
+		want          tasks.Status
+		msg           string
+	}{
+		{"FreshRuns", false, false, tasks.StageFresh, tasks.Completed, ""},
+		{"ResumableResumes", false, false, tasks.StageResumable, tasks.Completed, ""},
+		{"InDoubtFails", true, false, tasks.StageInDoubt, tasks.Failed, tasks.MsgInDoubt},
+		{"InDoubtIdempotentRuns", true, true, tasks.StageInDoubt, tasks.Completed, ""},
+		{"NoStageFails", false, false, tasks.StageNone, tasks.Failed, tasks.MsgInterrupted},
+		{"NoStageCheckpointingRuns", true, false, tasks.StageNone, tasks.Completed, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				g := newRig(t, false, tasks.RunnerConfig{Checkpointing: tc.checkpointing, Logger: discard()})
+				var resumedFrom atomic.Value
+				g.r.Handle("op", tasks.Handler{Idempotent: tc.idempotent, Run: func(ctx context.Context, x *tasks.Exec) (json.RawMessage, error) {
+					resumedFrom.Store(string(x.Task().Checkpoint))
+					return json.RawMessage(`{"content":[]}`), nil
+				}})
+				ctx := context.Background()
+				tk, err := g.m.Create(ctx, tasks.NewTask{Owner: owner, ToolName: "op", Idempotent: tc.idempotent})
+				must(t, err)
+				tk, err = g.m.Claim(ctx, tasks.Claim{TaskID: tk.ID, Owner: "dead", For: time.Second})
+				must(t, err)
+				var data json.RawMessage
+				if tc.stage == tasks.StageResumable {
+					data = json.RawMessage(`{"location":"/reports/7"}`)
+				}
+				if tc.stage != tasks.StageNone {
+					must(t, g.m.Checkpoint(ctx, tk.Lease(), tc.stage, data))
+				}
+				time.Sleep(2 * time.Second) // the dead worker's lease lapses
+				g.start()
+				got := g.await(tk.ID, tc.want)
+				if got.StatusMessage != tc.msg {
+					t.Fatalf("status message %q, want %q", got.StatusMessage, tc.msg)
+				}
+				if tc.want == tasks.Failed {
+					if resumedFrom.Load() != nil || !strings.Contains(string(got.Error), "-32603") {
+						t.Fatalf("failed task: ran %v, error %s", resumedFrom.Load(), got.Error)
+					}
+					return
+				}
+				if from, _ := resumedFrom.Load().(string); from != string(data) {
+					t.Fatalf("the re-run found checkpoint %q, want %q", from, data)
+				}
+			})
+		})
+	}
+}
+
+// A handler records its stage through Exec.Checkpoint; a lost lease stops
+// it like any other write.
+func TestExecCheckpoint(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newRig(t, false, tasks.RunnerConfig{Logger: discard()})
+		step := make(chan struct{})
+		errs := make(chan error, 2)
+		g.r.Handle("op", handler(func(ctx context.Context, x *tasks.Exec) (json.RawMessage, error) {
+			errs <- x.Checkpoint(ctx, tasks.StageResumable, json.RawMessage(`{"n":1}`))
+			<-step
+			errs <- x.Checkpoint(ctx, tasks.StageInDoubt, nil)
+			return nil, context.Cause(ctx)
+		}))
+		g.start()
+		tk := g.submit("op", `{}`)
+		must(t, <-errs)
+		cur, _ := g.m.Get(context.Background(), owner, tk.ID)
+		if cur.Stage != tasks.StageResumable || string(cur.Checkpoint) != `{"n":1}` {
+			t.Fatalf("after Checkpoint: %q %s", cur.Stage, cur.Checkpoint)
+		}
+		_, err := g.m.Claim(context.Background(), tasks.Claim{TaskID: tk.ID, Owner: "w2", Token: cur.LeaseToken, AsOf: time.Now().Add(time.Hour), For: time.Hour})
+		must(t, err)
+		close(step)
+		if err := <-errs; !errors.Is(err, tasks.ErrLeaseLost) {
+			t.Fatalf("checkpoint after a takeover: %v", err)
 		}
 	})
 }
