@@ -61,6 +61,12 @@ const (
 	Refused   Outcome = "refused"    // a policy or a quota refused it before any upstream call
 	Cancelled Outcome = "cancelled"  // a task was cancelled
 	Pending   Outcome = "pending"    // a task changed to working or input_required
+	// InputRequired: the call paused to ask the user (an MRTR round, such as
+	// a confirmation); the retry that carries the answer has its own record.
+	InputRequired Outcome = "input_required"
+	// TaskCreated: the call was answered with a task; the task's changes
+	// have their own records.
+	TaskCreated Outcome = "task"
 )
 
 // Record is one audit record. Its JSON form is the line written by the
@@ -270,6 +276,9 @@ func (e *Entry) set(f func(*Record)) {
 type Result struct {
 	RPCError *RPCErr
 	IsError  bool
+	// InputRequired: the call paused to ask the user; Task: it was
+	// answered with a task.
+	InputRequired, Task bool
 }
 
 // Finish completes the record and queues it; later calls do nothing.
@@ -291,6 +300,10 @@ func (e *Entry) Finish(res Result) {
 		rec.Outcome = Refused
 	case res.RPCError != nil:
 		rec.Outcome = RPCError
+	case res.InputRequired:
+		rec.Outcome = InputRequired
+	case res.Task:
+		rec.Outcome = TaskCreated
 	case res.IsError:
 		rec.Outcome = ToolError
 	default:

@@ -165,6 +165,7 @@ func (g *Gateway) buildAPI(ctx context.Context, a *api) error {
 	}
 	a.proxy, err = proxy.New(proxy.Config{
 		BaseURL:          a.base,
+		Transport:        g.ops.tracer.Transport(statusRecorder{proxy.NewTransport()}),
 		Timeout:          g.cfg.UpstreamTimeout,
 		MaxResponseBytes: g.cfg.MaxResponseBytes,
 		CheckOutput:      g.cfg.CheckOutput,

@@ -11,6 +11,8 @@ import (
 
 	"github.com/mcpgate/mcpgate/internal/settings"
 	"github.com/mcpgate/mcpgate/openapi"
+	"github.com/mcpgate/mcpgate/policy"
+	"github.com/mcpgate/mcpgate/quota"
 )
 
 // Config is everything the gateway is told. It is also the one table of the
@@ -70,11 +72,31 @@ type Config struct {
 	// the garbage collector runs (see package gctune).
 	GCHeadroom int64 `yaml:"gc_headroom" name:"gc-headroom" default:"33554432" help:"Bytes the heap may grow past what is live before Go collects (-1: the runtime's default; ignored when GOGC is set)."`
 
-	Limits      LimitsConfig `yaml:"limits" embed:"" prefix:"limits-"`
-	Log         LogConfig    `yaml:"log" embed:"" prefix:"log-"`
-	Auth        AuthConfig   `yaml:"auth" embed:"" prefix:"auth-"`
-	Credentials Credentials  `yaml:"credentials" embed:"" prefix:"credentials-"`
-	Tools       ToolsConfig  `yaml:"tools" embed:"" prefix:"tools-"`
+	// Replica names this process in audit records and traces (default: the
+	// host name).
+	Replica string `yaml:"replica" name:"replica" help:"Names this process in audit records and traces (default: the host name)."`
+	// Tracing turns OpenTelemetry tracing on; the OTEL_* variables
+	// configure it (and turn it on by themselves, see package telemetry).
+	Tracing bool `yaml:"tracing" name:"tracing" help:"Export OpenTelemetry traces over OTLP/HTTP even without OTEL_EXPORTER_OTLP_ENDPOINT (which turns them on by itself); OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none turn them off."`
+	// Policy and Quotas are rules over the caller, the tool and the
+	// arguments (packages policy and quota).
+	Policy          []policy.Rule `yaml:"policy" name:"policy" type:"yaml" placeholder:"YAML" help:"Rules [{when: CEL, effect: allow|deny|confirm}] over caller.subject, caller.scopes, caller.claims, tool.name, tool.api, tool.method, tool.path, tool.annotations and args; the first match decides, no match allows; a tool no rule can allow for a caller is hidden from it."`
+	Quotas          []quota.Rule  `yaml:"quotas" name:"quotas" type:"yaml" placeholder:"YAML" help:"Token buckets [{when: CEL, per: caller|tool|global, limit: N, window: 1m}]; a call over a limit is a tool error saying when to retry. With PostgreSQL a quota holds across all replicas."`
+	QuotaFailClosed bool          `yaml:"quota_fail_closed" name:"quota-fail-closed" help:"Refuse calls while the shared quota store (PostgreSQL) cannot be reached; by default they are let through and the error is logged."`
+	Audit           AuditConfig   `yaml:"audit" embed:"" prefix:"audit-"`
+	Limits          LimitsConfig  `yaml:"limits" embed:"" prefix:"limits-"`
+	Log             LogConfig     `yaml:"log" embed:"" prefix:"log-"`
+	Auth            AuthConfig    `yaml:"auth" embed:"" prefix:"auth-"`
+	Credentials     Credentials   `yaml:"credentials" embed:"" prefix:"credentials-"`
+	Tools           ToolsConfig   `yaml:"tools" embed:"" prefix:"tools-"`
+}
+
+// AuditConfig configures the audit record of every tools/call and task
+// change (package audit).
+type AuditConfig struct {
+	Sink             string        `yaml:"sink" name:"sink" aliases:"audit" env:"MCPGATE_AUDIT_SINK,MCPGATE_AUDIT" placeholder:"stdout|file:PATH|store" help:"Where audit records go: stdout or file:PATH (JSON lines), or store (a table of the task store, listed by mcpgate audit); empty: no audit."`
+	IncludeArguments bool          `yaml:"include_arguments" name:"include-arguments" help:"Keep each call's arguments in its record (credential-like members redacted); by default only their SHA-256 digest."`
+	Retention        time.Duration `yaml:"retention" name:"retention" default:"720h" help:"With the store sink, how long records are kept (a negative value: forever)."`
 }
 
 // LimitsConfig bounds what clients can hold open: 2025-11-25 sessions and

@@ -51,6 +51,8 @@ type Gateway struct {
 	backend *store.Backend
 	runner  *tasks.Runner
 	ring    *mrtr.KeyRing // the state keys: they seal requestState, task credentials and grants
+	ops     ops
+	served  map[string]*servedTool // by served name
 	callers callerIDs
 	ready   *readiness
 	// trustedProxies are limits.trusted_proxies, parsed.
@@ -69,7 +71,7 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (*Gateway, error)
 	if err != nil {
 		return nil, err
 	}
-	g := &Gateway{cfg: cfg, logger: logger, taskCreds: newCredentialVault(), metrics: newMetrics()}
+	g := &Gateway{cfg: cfg, logger: logger, taskCreds: newCredentialVault(), metrics: newMetrics(), served: map[string]*servedTool{}}
 	if err := g.build(ctx); err != nil {
 		g.Close()
 		return nil, err
@@ -79,6 +81,47 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (*Gateway, error)
 
 // build does New's work on a Gateway that Close can release at any point.
 func (g *Gateway) build(ctx context.Context) error {
+	var err error
+	if g.trustedProxies, err = parsePrefixes(g.cfg.Limits.TrustedProxies); err != nil {
+		return err
+	}
+	// The state keys seal requestState, task credentials and grants, and
+	// key the caller ids.
+	if g.ring, err = g.keyRing(); err != nil {
+		return err
+	}
+	if g.callers, err = newCallerIDs(g.ring); err != nil {
+		return err
+	}
+	if err := g.openStore(ctx); err != nil {
+		return err
+	}
+	if err := g.setupOps(ctx); err != nil {
+		return err
+	}
+	if err := g.loadAPIs(ctx); err != nil {
+		return err
+	}
+	if err := g.newRunner(); err != nil {
+		return err
+	}
+	codec, err := g.stateCodec(g.ring)
+	if err != nil {
+		return err
+	}
+	if g.oauth, err = g.setupOAuth(ctx); err != nil {
+		return err
+	}
+	g.server = mcp.NewServer(mcp.Implementation{Name: "mcpgate", Version: Version(), Title: "mcpgate: " + g.title()}, g.serverOptions(codec))
+	if err := g.server.EnableTasks(mcp.TaskConfig{Runner: g.runner}); err != nil {
+		return err
+	}
+	g.ready = newReadiness(g)
+	return g.addTools()
+}
+
+// loadAPIs loads every API's document and builds its tools and proxy.
+func (g *Gateway) loadAPIs(ctx context.Context) error {
 	cfgs, err := g.cfg.apiConfigs()
 	if err != nil {
 		return err
@@ -91,45 +134,35 @@ func (g *Gateway) build(ctx context.Context) error {
 		g.apis = append(g.apis, a)
 		g.tools = append(g.tools, a.tools...)
 	}
-	if err := g.checkCredentialSharing(); err != nil {
-		return err
-	}
-	if g.trustedProxies, err = parsePrefixes(g.cfg.Limits.TrustedProxies); err != nil {
-		return err
-	}
-	if g.ring, err = g.keyRing(); err != nil {
-		return err
-	}
-	if g.callers, err = newCallerIDs(g.ring); err != nil {
-		return err
-	}
-	if err := g.openStore(ctx); err != nil {
-		return err
-	}
-	codec, err := g.stateCodec(g.ring)
-	if err != nil {
-		return err
-	}
-	if g.oauth, err = g.setupOAuth(ctx); err != nil {
-		return err
-	}
+	return g.checkCredentialSharing()
+}
+
+// serverOptions are the MCP server's: the observer of every request, and
+// with scopes or a policy the filter of what each caller sees.
+func (g *Gateway) serverOptions(codec mcp.StateCodec) *mcp.ServerOptions {
 	opts := &mcp.ServerOptions{
 		Instructions: g.instructions(),
 		StateCodec:   codec,
 		Logger:       g.logger,
+		Observer:     observer{g},
 	}
-	if o := g.oauth; o != nil {
-		// A caller sees and may call only the tools its scopes allow.
-		opts.ToolFilter = func(_ context.Context, p mcp.Principal, t *mcp.Tool) bool { return o.allows(p, t.Name) }
-		opts.CacheScope = mcp.CachePrivate
+	if g.oauth != nil || g.ops.policy != nil {
+		opts.ToolFilter = g.visible
+		opts.CacheScope = mcp.CachePrivate // what a list holds depends on the caller
 	}
-	g.server = mcp.NewServer(mcp.Implementation{Name: "mcpgate", Version: Version(), Title: "mcpgate: " + g.title()}, opts)
-	if err := g.server.EnableTasks(mcp.TaskConfig{Runner: g.runner}); err != nil {
-		return err
+	return opts
+}
+
+// visible reports whether a caller may see (and so call) a tool: its
+// scopes allow it and some policy rule could allow its calls.
+func (g *Gateway) visible(ctx context.Context, p mcp.Principal, t *mcp.Tool) bool {
+	if g.oauth != nil && !g.oauth.allows(p, t.Name) {
+		return false
 	}
-	g.ready = newReadiness(g)
-	g.ready = newReadiness(g)
-	return g.addTools()
+	if st := g.served[t.Name]; st != nil && g.ops.policy != nil {
+		return g.ops.policy.Visible(g.policyCaller(ctx, p), st.policy)
+	}
+	return true
 }
 
 // parsePrefixes reads addresses and CIDR prefixes ("10.0.0.1", "10.0.0.0/8").
@@ -216,7 +249,7 @@ func storeBackends() store.Openers {
 	}
 }
 
-// openStore opens the configured store and builds the task runner on it.
+// openStore opens the configured store.
 func (g *Gateway) openStore(ctx context.Context) error {
 	b, err := storeBackends().Open(ctx, g.cfg.Store, store.Options{Logger: g.logger})
 	if err != nil {
@@ -224,69 +257,27 @@ func (g *Gateway) openStore(ctx context.Context) error {
 	}
 	g.backend = b
 	g.logger.Info("store opened", "store", b.Location, "shared", b.Shared)
+	return nil
+}
+
+// newRunner builds the task runner on the store.
+func (g *Gateway) newRunner() error {
+	b := g.backend
 	rc := tasks.RunnerConfig{Manager: b.Tasks, Publisher: b.Publisher, Logger: g.logger,
 		Concurrency: g.cfg.TaskConcurrency, Lease: g.cfg.TaskLease, ShutdownGrace: g.cfg.TaskShutdownGrace,
 		Checkpointing: true} // taskRun records its stage before anything irreversible
-	if rc.Concurrency <= 0 {
-		rc.Concurrency = 16
-	}
 	if rc.Lease > 0 {
 		rc.Scan = min(10*time.Second, rc.Lease) // look for lapsed leases about as often as they lapse
 	}
+	var err error
 	if rc.Secrets, err = g.taskSecrets(g.ring); err != nil {
 		return err
 	}
 	if rc.Secrets != nil {
-		g.logger.Info("tasks keep their caller's credential sealed in the store until they end", "credentials", g.cfg.Credentials.Mode)
+		g.logger.Info("tasks keep their caller's credential sealed in the store until they end")
 	}
-	runner, err := tasks.NewRunner(rc)
-	if err != nil {
-		return err
-	}
-	g.runner = runner
-	return nil
-}
-
-// addTools registers the tools of every API.
-func (g *Gateway) addTools() error {
-	for _, a := range g.apis {
-		for i := range a.tools {
-			if err := g.addTool(a, &a.result.Tools[i], &a.tools[i]); err != nil {
-				return fmt.Errorf("tool %s: %w", a.tools[i].Name, err)
-			}
-		}
-		g.logger.Info("tools ready", "api", a.cfg.Name, "tools", len(a.tools), "spec", a.cfg.Spec)
-	}
-	g.logger.Info("confirmation", "confirm", g.cfg.Confirm, "confirm_fallback", g.cfg.ConfirmFallback)
-	return nil
-}
-
-// addTool registers one tool: generated is the tool as the API's document
-// gave it, t the same with its served name.
-func (g *Gateway) addTool(a *api, generated, t *openapi.Tool) error {
-	ep, err := a.proxy.Endpoint(t)
-	if err != nil {
-		return err
-	}
-	for _, w := range ep.Warnings() {
-		g.logger.Debug("tool warning", "tool", t.Name, "warning", w)
-	}
-	mt := mcpTool(t)
-	deny := g.cfg.ConfirmFallback == "deny"
-	if a.isTaskTool(generated) {
-		tt := &mcp.TaskTool{Tool: mt, Support: mcp.TaskOptional, Idempotent: !t.Route.Mutating, Run: g.taskRun(a, ep)}
-		var confirm func(context.Context, *mcp.CallToolRequest) error
-		if g.needsConfirm(t) {
-			confirm = confirmCheck(t, deny)
-		}
-		tt.Prepare = g.prepareTask(a, confirm)
-		return g.server.AddTaskTool(tt)
-	}
-	h := a.creds.bindTool(a.proxy.Handler(ep))
-	if g.needsConfirm(t) {
-		h = confirmFirst(t, deny, h)
-	}
-	return g.server.AddTool(&mt, g.metrics.tool(t.Name, h))
+	g.runner, err = tasks.NewRunner(rc)
+	return err
 }
 
 func mcpTool(t *openapi.Tool) mcp.Tool {
@@ -340,7 +331,7 @@ func (g *Gateway) Handler() http.Handler {
 			Sessions: mcp.Limits{Total: l.Sessions, PerAddress: l.SessionsPerAddress, PerCaller: l.SessionsPerCaller}},
 		ListenStreams:  mcp.Limits{Total: l.Streams, PerAddress: l.StreamsPerAddress, PerCaller: l.StreamsPerCaller},
 		TrustedProxies: g.trustedProxies,
-	}), g.server.HasMethod)
+	}), g.knownMethod)
 	if g.oauth != nil {
 		h, err := g.oauth.wrap(mux, g.cfg.Path, mcpHandler)
 		if err != nil {
@@ -360,6 +351,12 @@ func (g *Gateway) Handler() http.Handler {
 		fmt.Fprintf(w, `{"status":"ok","tools":%d}`, len(g.tools))
 	})
 	return mux
+}
+
+// knownMethod reports whether the server answers method (in either
+// protocol era): only such a method becomes a metric label.
+func (g *Gateway) knownMethod(method string) bool {
+	return method == "initialize" || g.server.HasMethod(method)
 }
 
 // Serve serves HTTP on ln until ctx ends, with the task workers running.
@@ -422,12 +419,16 @@ func (g *Gateway) startRunner(ctx context.Context) (stop func()) {
 	return func() { cancel(); <-done }
 }
 
-// Close releases the store and stops the demo API.
+// Close flushes the audit record and the last spans, gives back leased
+// quota tokens, releases the store and stops the demo API.
 func (g *Gateway) Close() error {
 	var errs []error
 	if g.server != nil {
 		g.server.Close()
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	errs = append(errs, g.ops.close(ctx))
 	if g.backend != nil {
 		errs = append(errs, g.backend.Close())
 	}

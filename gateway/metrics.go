@@ -9,8 +9,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-
-	"github.com/mcpgate/mcpgate/mcp"
 )
 
 // metrics are the gateway's Prometheus metrics, in a registry of its own
@@ -28,14 +26,14 @@ func newMetrics() *metrics {
 	m := &metrics{
 		registry: prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "mcpgate_requests_total", Help: "MCP requests by JSON-RPC method (Mcp-Method header) and HTTP status.",
+			Name: "mcpgate_requests_total", Help: "MCP requests over HTTP by JSON-RPC method (of both protocol eras; \"other\" for methods the server does not answer, notifications and malformed input) and HTTP status.",
 		}, []string{"method", "status"}),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "mcpgate_request_duration_seconds", Help: "Time to answer an MCP request (a stream's whole life for listen).",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
 		}, []string{"method"}),
 		toolCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "mcpgate_tool_calls_total", Help: `Tool calls by tool and outcome: "ok", "tool_error" (isError: upstream errors, invalid arguments) or "error" (a protocol error).`,
+			Name: "mcpgate_tool_calls_total", Help: `Tool calls by tool and outcome: "ok", "tool_error" (isError: upstream errors, invalid arguments), "refused" (a policy or a quota), "input_required" (paused to ask the user, e.g. to confirm), "task" (answered with a task) or "error" (a JSON-RPC error). A tool name no tool has is counted as "unknown".`,
 		}, []string{"tool", "outcome"}),
 		toolTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "mcpgate_tool_call_duration_seconds", Help: "Time of a tool call, the upstream round trip included.",
@@ -53,41 +51,30 @@ func (m *metrics) handler() http.Handler {
 }
 
 // instrument counts the requests reaching the MCP endpoint. The method
-// label is the Mcp-Method header only when known says the server answers
-// that method: a client must not be able to mint label values (each one
-// is a time series kept forever).
+// is the one the observer saw (so a 2025-11-25 request, which names it only
+// in its body, is counted by method too), and a label only when known says
+// the server answers that method: a client must not be able to mint label
+// values (each one is a time series kept forever).
 func (m *metrics) instrument(next http.Handler, known func(method string) bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
-		next.ServeHTTP(sw, r)
-		method := r.Header.Get(mcp.HeaderMethod)
+		slot := &methodSlot{}
+		next.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), methodSlotKey{}, slot)))
+		method := slot.method
 		if method == "" || !known(method) {
-			method = "other" // legacy requests, notifications, unknown methods, malformed input
+			method = "other"
 		}
 		m.requests.WithLabelValues(method, strconv.Itoa(sw.status)).Inc()
 		m.latency.WithLabelValues(method).Observe(time.Since(start).Seconds())
 	})
 }
 
-// tool counts the calls of one tool.
-func (m *metrics) tool(name string, next mcp.ToolHandler) mcp.ToolHandler {
-	ok, toolErr, protoErr := m.toolCalls.WithLabelValues(name, "ok"), m.toolCalls.WithLabelValues(name, "tool_error"), m.toolCalls.WithLabelValues(name, "error")
-	hist := m.toolTime.WithLabelValues(name)
-	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		start := time.Now()
-		res, err := next(ctx, req)
-		switch {
-		case err != nil:
-			protoErr.Inc() // pauses for input (MRTR) included
-		case res != nil && res.IsError:
-			toolErr.Inc()
-		default:
-			ok.Inc()
-		}
-		hist.Observe(time.Since(start).Seconds())
-		return res, err
-	}
+// toolCall counts one finished tools/call; tool is a name the tool set
+// has, or "unknown".
+func (m *metrics) toolCall(tool, outcome string, d time.Duration) {
+	m.toolCalls.WithLabelValues(tool, outcome).Inc()
+	m.toolTime.WithLabelValues(tool).Observe(d.Seconds())
 }
 
 // statusWriter records the status a handler wrote. It keeps Flush working

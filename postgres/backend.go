@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"net/url"
 
+	"github.com/mcpgate/mcpgate/audit"
+	"github.com/mcpgate/mcpgate/connect"
+	"github.com/mcpgate/mcpgate/quota"
 	"github.com/mcpgate/mcpgate/store"
 )
 
@@ -30,6 +33,9 @@ func OpenStore(ctx context.Context, location string, o store.Options) (*store.Ba
 		Shared:    true,
 		Location:  where,
 		CloseFunc: func() error { err := pub.Close(); m.Close(); return err },
+		Audit:     func(ctx context.Context) (audit.Store, error) { return NewAuditStore(ctx, m.Pool()) },
+		Quotas:    func(ctx context.Context) (quota.Bank, error) { return NewQuotaBank(ctx, m.Pool()) },
+		Grants:    func(ctx context.Context) (connect.Store, error) { return NewGrantStore(ctx, m.Pool(), o.Now) },
 	}, nil
 }
 

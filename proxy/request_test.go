@@ -429,3 +429,4 @@ func TestConnectionReuse(t *testing.T) {
 		t.Fatalf("20 sequential calls opened %d connections", conns)
 	}
 }
+

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/mcpgate/mcpgate/audit"
+	"github.com/mcpgate/mcpgate/connect"
 	"github.com/mcpgate/mcpgate/store"
 	"github.com/mcpgate/mcpgate/tasks"
 )
@@ -53,5 +55,7 @@ func OpenStore(ctx context.Context, location string, o store.Options) (*store.Ba
 		Publisher: bus,
 		Location:  path,
 		CloseFunc: func() error { bus.Close(); return m.Close() },
+		Audit:     func(ctx context.Context) (audit.Store, error) { return NewAuditStore(ctx, m.DB()) },
+		Grants:    func(ctx context.Context) (connect.Store, error) { return NewGrantStore(ctx, m.DB(), o.Now) },
 	}, nil
 }

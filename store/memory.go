@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/mcpgate/mcpgate/connect"
 	"github.com/mcpgate/mcpgate/mrtr"
 	"github.com/mcpgate/mcpgate/tasks"
 )
@@ -26,5 +27,6 @@ func OpenMemory(_ context.Context, location string, o Options) (*Backend, error)
 		Publisher: bus,
 		Location:  "memory",
 		CloseFunc: func() error { bus.Close(); return nil },
+		Grants:    func(context.Context) (connect.Store, error) { return &connect.MemoryStore{}, nil },
 	}, nil
 }

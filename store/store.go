@@ -24,7 +24,8 @@
 // Invariants:
 //
 //   - An opened Backend has every part set (Tasks, Replay, Publisher); a
-//     backend that cannot provide one fails to open.
+//     backend that cannot provide one fails to open. The optional parts
+//     (Audit, Quotas, Grants) are opened by the features that use them.
 //   - Location never contains a password: it is what the gateway logs.
 //   - Close releases everything the backend opened, once; the parts stop
 //     working afterwards.
@@ -43,7 +44,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpgate/mcpgate/audit"
+	"github.com/mcpgate/mcpgate/connect"
 	"github.com/mcpgate/mcpgate/mrtr"
+	"github.com/mcpgate/mcpgate/quota"
 	"github.com/mcpgate/mcpgate/tasks"
 )
 
@@ -65,6 +69,14 @@ type Backend struct {
 	// Location names the backend for logs and errors: a file path, or a URL
 	// without its password and query.
 	Location string
+
+	// The optional parts, opened on first use by the features that need
+	// them (each creates its table then): the audit table, the shared
+	// quota bank (nil for a backend that no other replica shares: quotas
+	// are then kept in memory) and the vault of users' OAuth grants.
+	Audit  func(ctx context.Context) (audit.Store, error)
+	Quotas func(ctx context.Context) (quota.Bank, error)
+	Grants func(ctx context.Context) (connect.Store, error)
 	// CloseFunc releases what the backend opened; nil when there is
 	// nothing to release. Call [Backend.Close] rather than this.
 	CloseFunc func() error

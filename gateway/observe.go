@@ -1,0 +1,166 @@
+package gateway
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/mcpgate/mcpgate/audit"
+	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/policy"
+	"github.com/mcpgate/mcpgate/telemetry"
+)
+
+// A toolCall is what the steps of one tools/call learn on its way (its
+// API, its upstream method and path, its upstream status, a refusal, a
+// confirmation), kept in the request's context for the observer, which
+// counts, logs, audits and ends the trace of every call in one place, task
+// tools and calls through discovery included.
+type toolCall struct {
+	tool, api    string
+	method, path string
+	status       int    // the upstream's last HTTP status, 0 before one
+	refused      string // "policy" or "quota", when a step refused the call
+	asked        bool   // the user was asked to confirm
+	answer       string // accept, decline or cancel
+	entry        *audit.Entry
+	caller       *policy.Caller // built once per request, for policy and quotas
+}
+
+type toolCallKey struct{}
+
+func callOf(ctx context.Context) *toolCall {
+	c, _ := ctx.Value(toolCallKey{}).(*toolCall)
+	return c
+}
+
+// observer is the gateway's mcp.Observer.
+type observer struct{ g *Gateway }
+
+type observed struct {
+	span telemetry.Span
+	call *toolCall
+}
+
+type observedKey struct{}
+
+// methodSlot is where the observer tells the HTTP instrument which method
+// a request was (a legacy request names it only in its body).
+type methodSlot struct{ method string }
+
+type methodSlotKey struct{}
+
+func (o observer) Begin(ctx context.Context, r *mcp.RequestInfo) context.Context {
+	if slot, ok := ctx.Value(methodSlotKey{}).(*methodSlot); ok {
+		slot.method = r.Method
+	}
+	ob := &observed{}
+	ctx, ob.span = o.g.ops.tracer.StartRequest(ctx, telemetry.Request{
+		Method: r.Method, ID: string(r.ID), ProtocolVersion: r.ProtocolVersion, Target: r.Name,
+		Stdio: r.Transport == "stdio",
+		Meta:  telemetry.Meta{Traceparent: r.Trace.TraceParent, Tracestate: r.Trace.TraceState, Baggage: r.Trace.Baggage},
+	})
+	if r.Method == "tools/call" {
+		ob.call = &toolCall{tool: r.Name}
+		ctx = context.WithValue(ctx, toolCallKey{}, ob.call)
+	}
+	return context.WithValue(ctx, observedKey{}, ob)
+}
+
+func (o observer) End(ctx context.Context, r *mcp.RequestInfo, out mcp.Outcome) {
+	ob, _ := ctx.Value(observedKey{}).(*observed)
+	if ob == nil {
+		return
+	}
+	ob.span.End(telemetry.Outcome{RPCCode: out.ErrorCode, ToolError: out.ToolError, InputRequired: out.ResultType == "input_required"})
+	if c := ob.call; c != nil {
+		o.g.endToolCall(ctx, c, r, out)
+	}
+}
+
+// Outcomes of a tools/call, as metrics and logs name them.
+const (
+	outcomeOK       = "ok"
+	outcomeToolErr  = "tool_error"     // isError: the upstream refused, invalid arguments, …
+	outcomeRefused  = "refused"        // a policy or a quota refused it
+	outcomeConfirm  = "input_required" // paused to ask the user (a confirmation, a connection)
+	outcomeTask     = "task"           // answered with a task handle
+	outcomeRPCError = "error"          // a JSON-RPC error
+)
+
+func outcomeOf(c *toolCall, out mcp.Outcome) string {
+	switch {
+	case out.ErrorCode != 0:
+		return outcomeRPCError
+	case out.ResultType == "input_required":
+		return outcomeConfirm
+	case out.ResultType == "task":
+		return outcomeTask
+	case c.refused != "":
+		return outcomeRefused
+	case out.ToolError:
+		return outcomeToolErr
+	}
+	return outcomeOK
+}
+
+// endToolCall counts, logs and audits one finished tools/call.
+func (g *Gateway) endToolCall(ctx context.Context, c *toolCall, r *mcp.RequestInfo, out mcp.Outcome) {
+	outcome := outcomeOf(c, out)
+	label := c.tool
+	if g.served[label] == nil {
+		label = "unknown" // a name no tool has must not become a label
+	}
+	g.metrics.toolCall(label, outcome, out.Duration)
+	p := mcp.PrincipalFrom(ctx)
+	g.logger.LogAttrs(ctx, slog.LevelInfo, "tool call",
+		slog.String("tool", c.tool), slog.String("api", c.api), slog.String("outcome", outcome),
+		slog.Int("upstream_status", c.status), slog.Duration("duration", out.Duration.Round(time.Microsecond)),
+		slog.String("caller", g.callerHash(p.Subject)))
+	if g.ops.audit == nil {
+		return
+	}
+	e := c.entry
+	if e == nil { // refused before a step knew the tool (unknown tool, bad params)
+		e = g.ops.audit.Start(audit.Call{Subject: p.Subject, Tool: c.tool, TraceID: telemetry.TraceID(ctx)})
+	}
+	if c.asked {
+		e.Confirm("confirm the call", c.answer)
+	}
+	if c.refused != "" {
+		e.Refuse(c.refused)
+	}
+	res := audit.Result{IsError: out.ToolError, InputRequired: out.ResultType == "input_required", Task: out.ResultType == "task"}
+	if out.ErrorCode != 0 {
+		res.RPCError = &audit.RPCErr{Code: out.ErrorCode}
+	}
+	e.Finish(res)
+}
+
+// statusRecorder notes each upstream response's status in the call's note
+// (for the log line and the audit record).
+type statusRecorder struct{ next http.RoundTripper }
+
+func (t statusRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(req)
+	if c := callOf(req.Context()); c != nil && resp != nil {
+		c.status = resp.StatusCode
+		c.entry.Upstream(resp.StatusCode)
+	}
+	return resp, err
+}
+
+// callerHash names a caller in logs without naming it: a short keyed hash
+// of its subject, the same on every replica that shares the key ring.
+func (g *Gateway) callerHash(subject string) string {
+	if subject == "" {
+		return "anonymous"
+	}
+	mac := hmac.New(sha256.New, g.callers.key)
+	mac.Write([]byte("log\x00" + subject))
+	return base64.RawURLEncoding.EncodeToString(mac.Sum(nil)[:9])
+}

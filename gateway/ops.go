@@ -1,0 +1,94 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/mcpgate/mcpgate/audit"
+	"github.com/mcpgate/mcpgate/policy"
+	"github.com/mcpgate/mcpgate/quota"
+	"github.com/mcpgate/mcpgate/telemetry"
+)
+
+// ops are the operators' features, each nil when it is off: tracing, the
+// audit record, the policy and the quotas. They are applied to every call
+// in one place (pipeline.go) and observed in one place (observe.go).
+type ops struct {
+	tracer *telemetry.Tracer
+	audit  *audit.Recorder
+	policy *policy.Policy
+	quota  *quota.Limiter
+	sweep  func(context.Context, time.Time) (int, error) // the shared quota bank's sweep, when there is one
+}
+
+// setupOps builds what the settings turn on.
+func (g *Gateway) setupOps(ctx context.Context) error {
+	replica := g.cfg.Replica
+	if replica == "" {
+		replica, _ = os.Hostname()
+	}
+	var err error
+	if g.ops.tracer, err = telemetry.New(ctx, telemetry.Config{Tracing: g.cfg.Tracing, ServiceVersion: Version(), Replica: replica}); err != nil {
+		return fmt.Errorf("tracing: %w", err)
+	}
+	if len(g.cfg.Policy) > 0 {
+		if g.ops.policy, err = policy.Compile(g.cfg.Policy); err != nil {
+			return err
+		}
+	}
+	if len(g.cfg.Quotas) > 0 {
+		opts := quota.Options{FailClosed: g.cfg.QuotaFailClosed}
+		if g.backend.Quotas != nil {
+			bank, err := g.backend.Quotas(ctx)
+			if err != nil {
+				return fmt.Errorf("quotas: %w", err)
+			}
+			opts.Bank = bank
+			if s, ok := bank.(interface {
+				Sweep(context.Context, time.Time) (int, error)
+			}); ok {
+				g.ops.sweep = s.Sweep
+			}
+		}
+		if g.ops.quota, err = quota.New(g.cfg.Quotas, opts); err != nil {
+			return err
+		}
+	}
+	if a := g.cfg.Audit; a.Sink != "" {
+		var st audit.Store
+		if a.Sink == "store" {
+			if g.backend.Audit == nil {
+				return fmt.Errorf("audit sink store: the %s store keeps no audit records; use stdout, file:PATH or a sqlite or postgres store", g.backend.Location)
+			}
+			if st, err = g.backend.Audit(ctx); err != nil {
+				return fmt.Errorf("audit: %w", err)
+			}
+		}
+		sink, err := audit.ParseSink(a.Sink, os.Stdout, st)
+		if err != nil {
+			return fmt.Errorf("audit: %w", err)
+		}
+		g.ops.audit = audit.NewRecorder(sink, audit.Options{Replica: replica, IncludeArguments: a.IncludeArguments,
+			Retention: max(a.Retention, 0), Logger: g.logger})
+	}
+	return nil
+}
+
+// close flushes the audit record, returns leased quota tokens and sends
+// the last spans.
+func (o *ops) close(ctx context.Context) error {
+	var errs []error
+	if o.audit != nil {
+		errs = append(errs, o.audit.Close(ctx))
+	}
+	if o.quota != nil {
+		errs = append(errs, o.quota.Close(ctx))
+	}
+	if o.tracer != nil {
+		errs = append(errs, o.tracer.Shutdown(ctx))
+	}
+	return errors.Join(errs...)
+}
