@@ -429,4 +429,3 @@ func TestConnectionReuse(t *testing.T) {
 		t.Fatalf("20 sequential calls opened %d connections", conns)
 	}
 }
-
