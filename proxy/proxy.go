@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/mcpgate/mcpgate/mcp"
-	"github.com/mcpgate/mcpgate/openapi"
 )
 
 // Defaults for [Config].
@@ -37,7 +36,9 @@ type Config struct {
 	// Per-operation "servers" of the document are ignored on purpose.
 	BaseURL *url.URL
 	// Transport sends the requests. Nil means a transport tuned for a
-	// gateway (see [NewTransport]); it must not follow redirects itself.
+	// gateway (see [NewTransport]). Its RoundTrip is called directly (no
+	// http.Client) and must not follow redirects itself: the proxy does,
+	// by the rules of redirect.go.
 	Transport http.RoundTripper
 	// Timeout bounds one upstream exchange, redirects and body included.
 	// Zero means DefaultTimeout; negative means none (the caller's context
@@ -89,9 +90,9 @@ func NewTransport() *http.Transport {
 // use; build it once.
 type Proxy struct {
 	base         *url.URL
-	origin       string // scheme://host[:port], lower-case, default port dropped
-	basePath     string // escaped base path without trailing "/"
-	client       *http.Client
+	origin       string            // scheme://host[:port], lower-case, default port dropped
+	basePath     string            // escaped base path without trailing "/"
+	rt           http.RoundTripper // redirects are followed by roundTrip
 	timeout      time.Duration
 	maxBytes     int64
 	maxRedirects int
@@ -100,7 +101,7 @@ type Proxy struct {
 	userAgent    []string
 	log          *slog.Logger
 	bufs         sync.Pool // *[]byte scratch for building URLs
-	respBufs     sync.Pool // *bytes.Buffer for reading response bodies
+	bodies       sync.Pool // *bodyBuffer for reading response bodies
 	values       valueDecoders
 	hide         addressHider // keeps the upstream's address out of results
 }
@@ -155,9 +156,9 @@ func New(cfg Config) (*Proxy, error) {
 	if rt == nil {
 		rt = NewTransport()
 	}
-	p.client = &http.Client{Transport: rt, CheckRedirect: p.checkRedirect}
+	p.rt = rt
 	p.bufs.New = func() any { b := make([]byte, 0, 512); return &b }
-	p.respBufs.New = func() any { return new(bytes.Buffer) }
+	p.bodies.New = func() any { return new(bodyBuffer) }
 	return p, nil
 }
 
@@ -184,38 +185,6 @@ func (p *Proxy) sameOrigin(u *url.URL) bool {
 	}
 	return originOf(u) == p.origin
 }
-
-// checkRedirect follows same-origin redirects only. A redirect to another
-// origin is not followed at all (the 3xx is returned to Dispatch, which
-// reports it), so the other origin never receives the request and
-// therefore never sees a credential.
-func (p *Proxy) checkRedirect(req *http.Request, via []*http.Request) error {
-	if !p.sameOrigin(req.URL) {
-		return http.ErrUseLastResponse
-	}
-	if p.maxRedirects < 0 {
-		return http.ErrUseLastResponse
-	}
-	if len(via) > p.maxRedirects {
-		return errTooManyRedirects
-	}
-	// Re-apply credentials: net/http copied the headers, but a query
-	// credential is not part of the new Location.
-	if route, ok := req.Context().Value(routeKey{}).(*openapi.Route); ok {
-		if err := p.auth.Apply(req.Context(), req, route); err != nil {
-			return fmt.Errorf("authentication failed on redirect: %w", err)
-		}
-		if !p.sameOrigin(req.URL) {
-			return errors.New("the auth resolver moved the redirect to another origin")
-		}
-	}
-	return nil
-}
-
-var errTooManyRedirects = errors.New("too many redirects")
-
-// routeKey carries the route to checkRedirect in the request context.
-type routeKey struct{}
 
 // Accepted reports an upstream 202 Accepted that named a status resource
 // to poll (Location or Operation-Location), for a later Tasks integration.
@@ -258,20 +227,23 @@ func (p *Proxy) Handler(e *Endpoint) mcp.ToolHandler {
 // non-nil only for programming faults; every caller or upstream problem is
 // a result with IsError set.
 func (p *Proxy) Dispatch(ctx context.Context, e *Endpoint, args json.RawMessage) (*mcp.CallToolResult, error) {
-	r, err := p.Do(ctx, e, args)
-	if err != nil {
-		return nil, err
-	}
-	return r.Result, nil
+	r, err := p.do(ctx, e, args)
+	return r.Result, err
 }
 
 // Do is [Proxy.Dispatch] returning the upstream status and the 202 report.
 func (p *Proxy) Do(ctx context.Context, e *Endpoint, args json.RawMessage) (*DispatchResult, error) {
-	if e == nil {
-		return nil, errors.New("proxy: nil endpoint")
+	r, err := p.do(ctx, e, args)
+	if err != nil {
+		return nil, err
 	}
-	if e.proxy != p {
-		return nil, errors.New("proxy: endpoint was compiled by another Proxy")
+	return &r, nil
+}
+
+// do is Do with the result as a value (Dispatch does not allocate it).
+func (p *Proxy) do(ctx context.Context, e *Endpoint, args json.RawMessage) (DispatchResult, error) {
+	if err := p.owns(e); err != nil {
+		return DispatchResult{}, err
 	}
 	start := time.Now()
 	parent := ctx
@@ -285,8 +257,8 @@ func (p *Proxy) Do(ctx context.Context, e *Endpoint, args json.RawMessage) (*Dis
 	if err == nil {
 		req, err = p.buildRequest(ctx, e, values)
 	}
-	if r, err := p.failed(err); r != nil || err != nil {
-		return r, err
+	if err != nil {
+		return p.failed(err)
 	}
 	out := p.send(parent, ctx, e, req)
 	if p.log.Enabled(ctx, slog.LevelDebug) {
@@ -298,24 +270,36 @@ func (p *Proxy) Do(ctx context.Context, e *Endpoint, args json.RawMessage) (*Dis
 	return out, nil
 }
 
+// owns checks that e is an endpoint of p.
+func (p *Proxy) owns(e *Endpoint) error {
+	if e == nil {
+		return errors.New("proxy: nil endpoint")
+	}
+	if e.proxy != p {
+		return errors.New("proxy: endpoint was compiled by another Proxy")
+	}
+	return nil
+}
+
 // failed is the one place where a request that could not be built
 // becomes an outcome: a *callError the tool error result, anything else
-// the programming fault it is. Both are nil for a nil err.
-func (p *Proxy) failed(err error) (*DispatchResult, error) {
+// the programming fault it is.
+func (p *Proxy) failed(err error) (DispatchResult, error) {
 	var ce *callError
 	if !errors.As(err, &ce) {
-		return nil, err
+		return DispatchResult{}, err
 	}
 	res := ce.result()
 	p.hide.hideResult(res)
-	return &DispatchResult{Result: res}, nil
+	return DispatchResult{Result: res}, nil
 }
 
 // authorize puts the credentials on req; the resolver must leave it on
-// the upstream origin.
-func (p *Proxy) authorize(ctx context.Context, req *http.Request, e *Endpoint) error {
+// the upstream origin. A resolver's error is a callError starting with
+// lead.
+func (p *Proxy) authorize(ctx context.Context, req *http.Request, e *Endpoint, lead string) error {
 	if err := p.auth.Apply(ctx, req, &e.tool.Route); err != nil {
-		return &callError{msg: "Authentication failed: " + err.Error()}
+		return &callError{msg: lead + err.Error()}
 	}
 	if !p.sameOrigin(req.URL) {
 		return fmt.Errorf("proxy: tool %s: auth resolver changed the request origin", e.tool.Name)
@@ -349,19 +333,15 @@ func (p *Proxy) buildRequest(ctx context.Context, e *Endpoint, args map[string]a
 	if h.Get("Accept") == "" {
 		h["Accept"] = acceptAny
 	}
-	var rd io.Reader
+	req := newRequest(ctx, e.method, u, h, nil, 0)
 	if body != nil {
-		rd = bytes.NewReader(body)
+		req.Body, req.ContentLength = bodyReader(body), int64(len(body))
+		req.GetBody = func() (io.ReadCloser, error) { return bodyReader(body), nil }
 	}
-	req, err := http.NewRequestWithContext(context.WithValue(ctx, routeKey{}, &e.tool.Route), e.method, "/", rd)
-	if err != nil {
-		return nil, fmt.Errorf("proxy: tool %s: %w", e.tool.Name, err)
-	}
-	req.URL = u
-	req.Host = u.Host
-	req.Header = h
-	return req, p.authorize(ctx, req, e)
+	return req, p.authorize(ctx, req, e, "Authentication failed: ")
 }
+
+func bodyReader(b []byte) io.ReadCloser { return io.NopCloser(bytes.NewReader(b)) }
 
 // requestURL is the base URL with the expanded path template and the
 // query.
