@@ -3,13 +3,11 @@ package proxy
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"mime/multipart"
 	"net"
 	"net/http"
 	"net/textproto"
@@ -349,24 +347,7 @@ func (p *Proxy) requestURL(e *Endpoint, args map[string]any, bad *argErrors) (*u
 	scratch := p.bufs.Get().(*[]byte)
 	defer p.bufs.Put(scratch)
 
-	// Path: base path + expanded template.
-	raw := append((*scratch)[:0], p.basePath...)
-	for _, part := range e.pathParts {
-		if part.param == nil {
-			raw = append(raw, part.literal...)
-			continue
-		}
-		v, ok := args[part.param.name]
-		if !ok || v == nil {
-			bad.add("/%s: missing path parameter", part.param.name)
-			continue
-		}
-		start := len(raw)
-		raw = appendPathValue(raw, part.param, v)
-		if len(raw) == start {
-			bad.add("/%s: a path parameter must not be empty", part.param.name)
-		}
-	}
+	raw := e.appendPath(append((*scratch)[:0], p.basePath...), args, bad)
 	if len(raw) == 0 || raw[0] != '/' {
 		raw = append([]byte{'/'}, raw...)
 	}
@@ -388,6 +369,27 @@ func (p *Proxy) requestURL(e *Endpoint, args map[string]any, bad *argErrors) (*u
 		return nil, fmt.Errorf("proxy: tool %s: built URL left the upstream origin", e.tool.Name)
 	}
 	return &u, nil
+}
+
+// appendPath appends the expanded path template (escaped).
+func (e *Endpoint) appendPath(dst []byte, args map[string]any, bad *argErrors) []byte {
+	for _, part := range e.pathParts {
+		if part.param == nil {
+			dst = append(dst, part.literal...)
+			continue
+		}
+		v, ok := args[part.param.name]
+		if !ok || v == nil {
+			bad.add("/%s: missing path parameter", part.param.name)
+			continue
+		}
+		start := len(dst)
+		dst = appendPathValue(dst, part.param, v)
+		if len(dst) == start {
+			bad.add("/%s: a path parameter must not be empty", part.param.name)
+		}
+	}
+	return dst
 }
 
 // appendQuery appends the query: the template's literal first, then the
@@ -468,228 +470,4 @@ func neutralizeDots(raw string, from int) string {
 		return raw
 	}
 	return raw[:from] + strings.Join(segs, "/")
-}
-
-// buildBody serializes the request body; it returns nil for no body.
-func (e *Endpoint) buildBody(args map[string]any, bad *argErrors) ([]byte, string, error) {
-	if e.body == nil {
-		return nil, "", nil
-	}
-	ct := e.body.ContentType
-	var whole any
-	haveWhole := false
-	if e.whole != nil {
-		whole, haveWhole = args[e.whole.name]
-		if haveWhole && whole == nil && e.bodyKind != bodyJSON {
-			haveWhole = false
-		}
-	}
-	props := map[string]any{}
-	for _, bp := range e.bodyProps {
-		if v, ok := args[bp.name]; ok {
-			props[bp.wire] = v
-		}
-	}
-	if !haveWhole && len(props) == 0 && !e.body.Required {
-		return nil, "", nil
-	}
-	switch e.bodyKind {
-	case bodyJSON:
-		v := any(props)
-		if e.whole != nil {
-			v = whole
-		}
-		b, err := compactJSON(v)
-		if err != nil {
-			bad.add("/%s: cannot encode the body as JSON: %v", e.tool.Name, err)
-			return nil, "", nil
-		}
-		if strings.Contains(ct, "*") {
-			ct = "application/json"
-		}
-		return b, ct, nil
-	case bodyBinary:
-		s, ok := whole.(string)
-		if !ok {
-			if haveWhole {
-				bad.add("/%s: must be a base64 string", e.whole.name)
-			} else {
-				bad.add("/%s: missing body", e.whole.name)
-			}
-			return nil, "", nil
-		}
-		b, err := decodeBase64(s)
-		if err != nil {
-			bad.add("/%s: not valid base64: %v", e.whole.name, err)
-			return nil, "", nil
-		}
-		if strings.Contains(ct, "*") {
-			ct = "application/octet-stream"
-		}
-		return b, ct, nil
-	case bodyText:
-		if s, ok := whole.(string); ok {
-			return []byte(s), ct, nil
-		}
-		return []byte(scalar(whole)), ct, nil
-	case bodyForm:
-		w := pairWriter{form: true, keep: keepUnreserved}
-		if e.whole != nil {
-			if m, ok := whole.(map[string]any); ok {
-				for _, k := range sortedKeys(m) {
-					w.add(&param{wire: k, style: "form", explode: true}, m[k])
-				}
-			}
-		} else {
-			for _, bp := range e.bodyProps {
-				v, ok := args[bp.name]
-				if !ok || v == nil {
-					continue
-				}
-				q := *bp
-				if q.style == "" {
-					q.style, q.explode = "form", true
-				}
-				w.add(&q, v)
-			}
-		}
-		return w.buf, "application/x-www-form-urlencoded", nil
-	case bodyMultipart:
-		return e.multipartBody(args, whole, bad)
-	}
-	return nil, "", nil
-}
-
-func decodeBase64(s string) ([]byte, error) {
-	s = strings.TrimSpace(s)
-	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
-		if b, err := enc.DecodeString(s); err == nil {
-			return b, nil
-		}
-	}
-	_, err := base64.StdEncoding.DecodeString(s)
-	return nil, err
-}
-
-// multipartBody writes multipart/form-data: file parts from
-// {content (base64), filename, contentType}, strings and numbers as text
-// parts, arrays of scalars as repeated parts, other values as JSON parts.
-func (e *Endpoint) multipartBody(args map[string]any, whole any, bad *argErrors) ([]byte, string, error) {
-	var b bytes.Buffer
-	mw := multipart.NewWriter(&b)
-	writeField := func(name string, v any, ct string) {
-		hdr := textproto.MIMEHeader{}
-		hdr.Set("Content-Disposition", fmt.Sprintf(`form-data; name="%s"`, quoteEscape(name)))
-		var data []byte
-		switch x := v.(type) {
-		case map[string]any, []any:
-			data, _ = compactJSON(x)
-			if ct == "" {
-				ct = "application/json"
-			}
-		default:
-			data = []byte(scalar(x))
-		}
-		if ct != "" {
-			hdr.Set("Content-Type", ct)
-		}
-		w, err := mw.CreatePart(hdr)
-		if err == nil {
-			_, _ = w.Write(data)
-		}
-	}
-	if e.whole != nil {
-		if m, ok := whole.(map[string]any); ok {
-			for _, k := range sortedKeys(m) {
-				writeField(k, m[k], "")
-			}
-		}
-	}
-	for _, bp := range e.bodyProps {
-		v, ok := args[bp.name]
-		if !ok || v == nil {
-			continue
-		}
-		if bp.file {
-			f, ok := v.(map[string]any)
-			if !ok {
-				bad.add("/%s: must be an object {content, filename, contentType}", bp.name)
-				continue
-			}
-			content, _ := f["content"].(string)
-			data, err := decodeBase64(content)
-			if err != nil {
-				bad.add("/%s/content: not valid base64: %v", bp.name, err)
-				continue
-			}
-			filename, _ := f["filename"].(string)
-			if filename == "" {
-				filename = bp.wire
-			}
-			ct, _ := f["contentType"].(string)
-			if ct == "" {
-				ct = firstMediaType(bp.contentType)
-			}
-			if ct == "" {
-				ct = "application/octet-stream"
-			}
-			if !validHeaderValue(ct) || !validHeaderValue(filename) {
-				bad.add("/%s: filename and contentType must not contain control characters", bp.name)
-				continue
-			}
-			hdr := textproto.MIMEHeader{}
-			hdr.Set("Content-Disposition", fmt.Sprintf(`form-data; name="%s"; filename="%s"`, quoteEscape(bp.wire), quoteEscape(filename)))
-			hdr.Set("Content-Type", ct)
-			w, err := mw.CreatePart(hdr)
-			if err != nil {
-				return nil, "", fmt.Errorf("proxy: multipart: %w", err)
-			}
-			_, _ = w.Write(data)
-			continue
-		}
-		ct := firstMediaType(bp.contentType)
-		if arr, ok := v.([]any); ok && ct == "" && allScalars(arr) {
-			for _, el := range arr {
-				writeField(bp.wire, el, "")
-			}
-			continue
-		}
-		writeField(bp.wire, v, ct)
-	}
-	if err := mw.Close(); err != nil {
-		return nil, "", fmt.Errorf("proxy: multipart: %w", err)
-	}
-	return b.Bytes(), mw.FormDataContentType(), nil
-}
-
-func allScalars(a []any) bool {
-	for _, v := range a {
-		switch v.(type) {
-		case map[string]any, []any:
-			return false
-		}
-	}
-	return true
-}
-
-// quoteEscape escapes a multipart parameter value (as mime/multipart does)
-// and drops control bytes.
-func quoteEscape(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '\\' || c == '"':
-			b.WriteByte('\\')
-			b.WriteByte(c)
-		case c == '\r' || c == '\n':
-			b.WriteString("%0")
-			b.WriteByte(upperhex[c&15])
-		case c < 0x20 || c == 0x7f:
-			// dropped
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return b.String()
 }
