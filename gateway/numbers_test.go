@@ -45,14 +45,7 @@ func TestConfirmedNumberIsSentNumber(t *testing.T) {
 	h := g.Handler()
 	post := func(params string) map[string]json.RawMessage {
 		t.Helper()
-		req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(
-			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":`+params+`}`))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
-		req.Header.Set("Mcp-Method", "tools/call")
-		req.Header.Set("Mcp-Name", "deletePet")
-		req.Header.Set("Authorization", "Bearer demo-token")
+		req := toolCallRequest("deletePet", []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":`+params+`}`))
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, req)
 		var msg map[string]json.RawMessage
@@ -135,4 +128,16 @@ func TestConfirmedNumberIsSentNumber(t *testing.T) {
 	if !bytes.Contains([]byte(sent["9007199254740992.0"]), []byte("/pets/9007199254740992\n")) {
 		t.Errorf("9007199254740992.0 sent %q", sent["9007199254740992.0"])
 	}
+}
+
+// toolCallRequest is an HTTP tools/call of tool with the demo's bearer.
+func toolCallRequest(tool string, body []byte) *http.Request {
+	req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", "tools/call")
+	req.Header.Set("Mcp-Name", tool)
+	req.Header.Set("Authorization", "Bearer demo-token")
+	return req
 }

@@ -150,7 +150,9 @@ func (h *addressHider) hideResult(r *mcp.CallToolResult) {
 		}
 	}
 	if raw, ok := r.StructuredContent.(json.RawMessage); ok {
-		r.StructuredContent = json.RawMessage(h.hideBytes(raw))
+		if hidden := h.hideBytes(raw); len(hidden) != len(raw) { // (a rewrite only shortens)
+			r.StructuredContent = json.RawMessage(hidden)
+		}
 	}
 }
 

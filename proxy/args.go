@@ -54,11 +54,11 @@ func (e *Endpoint) decodeArgs(args json.RawMessage) (map[string]any, error) {
 		v = map[string]any{}
 	} else {
 		var err error
-		v, err = e.proxy.values.decode(trimmed)
-		if ne := (*numberError)(nil); errors.As(err, &ne) {
-			return nil, invalidArguments(ne.Error())
-		}
+		v, err = e.proxy.values.decode(trimmed, e.params)
 		if err != nil {
+			if errors.As(err, new(*numberError)) {
+				return nil, invalidArguments(err.Error())
+			}
 			return nil, invalidArguments("not valid JSON: " + err.Error())
 		}
 	}

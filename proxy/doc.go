@@ -38,9 +38,11 @@
 // Invariants:
 //   - A credential is only ever sent to the configured upstream origin
 //     (scheme, host and port of [Config.BaseURL]). Same-origin redirects are
-//     followed (at most [Config.MaxRedirects], credentials re-applied); a
-//     redirect to any other origin is never followed, so its target never
-//     sees a request at all, and the 3xx is reported as a tool error.
+//     followed by the proxy itself (redirect.go: at most
+//     [Config.MaxRedirects], credentials re-applied, net/http's method and
+//     body rules); a redirect to any other origin is never followed, so
+//     its target never sees a request at all, and the 3xx is reported as
+//     a tool error.
 //     Credentials never appear in logs or in tool results, and a static
 //     credential replaces any same-named argument.
 //   - Parameters are encoded, never spliced: a path argument stays inside its

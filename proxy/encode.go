@@ -135,95 +135,103 @@ func sortedKeys[V any](m map[string]V) []string {
 // matrix). Every value component is escaped with the unreserved set, so a
 // value can never add "/", "?", "#" or "%".
 func appendPathValue(dst []byte, p *param, v any) []byte {
-	if p.contentType != "" {
-		return appendEscaped(dst, contentValue(v, p.contentType), keepUnreserved)
+	switch {
+	case p.contentType != "":
+		return escUnreserved(dst, contentValue(v, p.contentType))
+	case p.style == "label":
+		return appendLabel(dst, p, v)
+	case p.style == "matrix":
+		return appendMatrix(dst, p, v)
 	}
-	esc := func(dst []byte, s string) []byte { return appendEscaped(dst, s, keepUnreserved) }
-	switch p.style {
-	case "label":
-		switch x := v.(type) {
-		case []any:
-			sep := byte(',')
-			if p.explode {
-				sep = '.'
-			}
-			dst = append(dst, '.')
-			for i, e := range x {
-				if i > 0 {
-					dst = append(dst, sep)
-				}
-				dst = esc(dst, scalar(e))
-			}
-		case map[string]any:
-			for i, k := range sortedKeys(x) {
-				if i == 0 || p.explode {
-					dst = append(dst, '.')
-				} else {
-					dst = append(dst, ',')
-				}
-				dst = esc(dst, k)
-				if p.explode {
-					dst = append(dst, '=')
-				} else {
-					dst = append(dst, ',')
-				}
-				dst = esc(dst, scalar(x[k]))
-			}
-		default:
-			dst = append(dst, '.')
-			dst = esc(dst, scalar(v))
+	return appendSimple(dst, v, p.explode, escUnreserved)
+}
+
+// escUnreserved appends s with everything but the unreserved set encoded.
+func escUnreserved(dst []byte, s string) []byte { return appendEscaped(dst, s, keepUnreserved) }
+
+// appendLabel is style label: .a.b (explode) or .a,b for arrays;
+// .k=v.k2=v2 (explode) or .k,v,k2,v2 for objects.
+func appendLabel(dst []byte, p *param, v any) []byte {
+	switch x := v.(type) {
+	case []any:
+		sep := byte(',')
+		if p.explode {
+			sep = '.'
 		}
-	case "matrix":
-		name := func(dst []byte, n string) []byte {
-			dst = append(dst, ';')
-			return esc(dst, n)
+		dst = append(dst, '.')
+		for i, e := range x {
+			if i > 0 {
+				dst = append(dst, sep)
+			}
+			dst = escUnreserved(dst, scalar(e))
 		}
-		switch x := v.(type) {
-		case []any:
-			if p.explode {
-				for _, e := range x {
-					dst = name(dst, p.wire)
-					dst = append(dst, '=')
-					dst = esc(dst, scalar(e))
-				}
+	case map[string]any:
+		for i, k := range sortedKeys(x) {
+			if i == 0 || p.explode {
+				dst = append(dst, '.')
 			} else {
-				dst = name(dst, p.wire)
-				dst = append(dst, '=')
-				for i, e := range x {
-					if i > 0 {
-						dst = append(dst, ',')
-					}
-					dst = esc(dst, scalar(e))
-				}
+				dst = append(dst, ',')
 			}
-		case map[string]any:
+			dst = escUnreserved(dst, k)
 			if p.explode {
-				for _, k := range sortedKeys(x) {
-					dst = name(dst, k)
-					dst = append(dst, '=')
-					dst = esc(dst, scalar(x[k]))
-				}
+				dst = append(dst, '=')
 			} else {
-				dst = name(dst, p.wire)
-				dst = append(dst, '=')
-				for i, k := range sortedKeys(x) {
-					if i > 0 {
-						dst = append(dst, ',')
-					}
-					dst = esc(dst, k)
-					dst = append(dst, ',')
-					dst = esc(dst, scalar(x[k]))
-				}
+				dst = append(dst, ',')
 			}
-		default:
-			dst = name(dst, p.wire)
-			if s := scalar(v); s != "" {
-				dst = append(dst, '=')
-				dst = esc(dst, s)
-			}
+			dst = escUnreserved(dst, scalar(x[k]))
 		}
-	default: // simple
-		return appendSimple(dst, v, p.explode, func(dst []byte, s string) []byte { return esc(dst, s) })
+	default:
+		dst = append(dst, '.')
+		dst = escUnreserved(dst, scalar(v))
+	}
+	return dst
+}
+
+// appendMatrix is style matrix: ;name=a;name=b (explode) or ;name=a,b for
+// arrays; ;k=v;k2=v2 (explode) or ;name=k,v,k2,v2 for objects; ;name for
+// an empty scalar.
+func appendMatrix(dst []byte, p *param, v any) []byte {
+	pair := func(dst []byte, name string) []byte {
+		dst = append(dst, ';')
+		dst = escUnreserved(dst, name)
+		return append(dst, '=')
+	}
+	switch x := v.(type) {
+	case []any:
+		if p.explode {
+			for _, e := range x {
+				dst = escUnreserved(pair(dst, p.wire), scalar(e))
+			}
+			return dst
+		}
+		dst = pair(dst, p.wire)
+		for i, e := range x {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = escUnreserved(dst, scalar(e))
+		}
+	case map[string]any:
+		if p.explode {
+			for _, k := range sortedKeys(x) {
+				dst = escUnreserved(pair(dst, k), scalar(x[k]))
+			}
+			return dst
+		}
+		dst = pair(dst, p.wire)
+		for i, k := range sortedKeys(x) {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(escUnreserved(dst, k), ',')
+			dst = escUnreserved(dst, scalar(x[k]))
+		}
+	default:
+		if s := scalar(v); s != "" {
+			return escUnreserved(pair(dst, p.wire), s)
+		}
+		dst = append(dst, ';')
+		dst = escUnreserved(dst, p.wire)
 	}
 	return dst
 }
@@ -303,59 +311,26 @@ func (w *pairWriter) value(s string) { w.esc(s, w.keep) }
 // raw appends literal separator bytes (already encoded).
 func (w *pairWriter) raw(s string) { w.buf = append(w.buf, s...) }
 
-// add serializes one query or form parameter by style.
+// add serializes one query or form parameter by style: form (the default)
+// repeats name=value for an exploded array or writes name=a,b; its object
+// is k=v&k2=v2 exploded or name=k,v,k2,v2; spaceDelimited and
+// pipeDelimited are form without explode with another separator;
+// deepObject is name[k]=v. A style on a shape it does not define falls
+// back to form.
 func (w *pairWriter) add(p *param, v any) {
-	keep := keepUnreserved
+	w.keep = keepUnreserved
 	if p.allowReserved {
-		keep = keepQueryReserve
+		w.keep = keepQueryReserve
 	}
-	w.keep = keep
 	if p.contentType != "" {
 		w.name(p.wire)
 		w.value(contentValue(v, p.contentType))
 		return
 	}
-	switch p.style {
-	case "deepObject":
-		if m, ok := v.(map[string]any); ok {
-			w.deep(p.wire, m)
-			return
-		}
-	case "spaceDelimited", "pipeDelimited":
-		if !p.explode {
-			sep := "%20"
-			if p.style == "pipeDelimited" {
-				sep = "%7C"
-			}
-			if w.form && sep == "%20" {
-				sep = "+"
-			}
-			switch x := v.(type) {
-			case []any:
-				w.name(p.wire)
-				for i, e := range x {
-					if i > 0 {
-						w.raw(sep)
-					}
-					w.value(scalar(e))
-				}
-				return
-			case map[string]any:
-				w.name(p.wire)
-				for i, k := range sortedKeys(x) {
-					if i > 0 {
-						w.raw(sep)
-					}
-					w.value(k)
-					w.raw(sep)
-					w.value(scalar(x[k]))
-				}
-				return
-			}
-		}
+	if m, ok := v.(map[string]any); ok && p.style == "deepObject" {
+		w.deep(p.wire, m)
+		return
 	}
-	// form (the default, and the fallback for the styles above on shapes
-	// they do not define).
 	switch x := v.(type) {
 	case []any:
 		if p.explode {
@@ -365,10 +340,11 @@ func (w *pairWriter) add(p *param, v any) {
 			}
 			return
 		}
+		sep := w.separator(p.style)
 		w.name(p.wire)
 		for i, e := range x {
 			if i > 0 {
-				w.raw(",")
+				w.raw(sep)
 			}
 			w.value(scalar(e))
 		}
@@ -380,19 +356,33 @@ func (w *pairWriter) add(p *param, v any) {
 			}
 			return
 		}
+		sep := w.separator(p.style)
 		w.name(p.wire)
 		for i, k := range sortedKeys(x) {
 			if i > 0 {
-				w.raw(",")
+				w.raw(sep)
 			}
 			w.value(k)
-			w.raw(",")
+			w.raw(sep)
 			w.value(scalar(x[k]))
 		}
 	default:
 		w.name(p.wire)
 		w.value(scalar(v))
 	}
+}
+
+// separator is the (encoded) separator of an unexploded array or object.
+func (w *pairWriter) separator(style string) string {
+	switch {
+	case style == "pipeDelimited":
+		return "%7C"
+	case style == "spaceDelimited" && w.form:
+		return "+"
+	case style == "spaceDelimited":
+		return "%20"
+	}
+	return ","
 }
 
 // deep writes deepObject pairs: prefix[key]=value, recursing into nested

@@ -134,13 +134,34 @@ func (p *Proxy) Endpoint(t *openapi.Tool) (*Endpoint, error) {
 		return nil, errors.New("proxy: nil tool")
 	}
 	e := &Endpoint{proxy: p, tool: *t, params: make(map[string]*param, len(t.Route.Arguments))}
-	r := &e.tool.Route
-	e.method = strings.ToUpper(r.Method)
+	e.method = strings.ToUpper(t.Route.Method)
 	if !validHeaderName(e.method) {
-		return nil, fmt.Errorf("proxy: tool %s: invalid method %q", t.Name, r.Method)
+		return nil, fmt.Errorf("proxy: tool %s: invalid method %q", t.Name, t.Route.Method)
 	}
+	byParam, err := e.compileArguments()
+	if err == nil {
+		err = e.compileTemplate(byParam)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("proxy: tool %s: %w", t.Name, err)
+	}
+	e.compileBody()
+	for _, path := range t.RedactResponse {
+		if path = strings.TrimSpace(path); path != "" {
+			e.redact = append(e.redact, strings.Split(path, "."))
+		}
+	}
+	for _, w := range e.warnings {
+		p.log.Warn("proxy: endpoint warning", "tool", t.Name, "warning", w)
+	}
+	return e, nil
+}
+
+// compileArguments sorts the route's arguments by location, with their
+// serialization defaults; it returns the path parameters by name.
+func (e *Endpoint) compileArguments() (map[string]*param, error) {
 	byParam := map[string]*param{}
-	for _, a := range r.Arguments {
+	for _, a := range e.tool.Route.Arguments {
 		pa := &param{
 			name: a.Name, wire: a.Param, in: a.In, required: a.Required,
 			style: a.Style, explode: a.Explode, allowReserved: a.AllowReserved,
@@ -177,17 +198,21 @@ func (p *Proxy) Endpoint(t *openapi.Tool) (*Endpoint, error) {
 			e.bodyProps = append(e.bodyProps, pa)
 		case openapi.InWholeBody:
 			if e.whole != nil {
-				return nil, fmt.Errorf("proxy: tool %s: two whole-body arguments", t.Name)
+				return nil, errors.New("two whole-body arguments")
 			}
 			e.whole = pa
 		default:
-			return nil, fmt.Errorf("proxy: tool %s: argument %q has unknown location %q", t.Name, a.Name, a.In)
+			return nil, fmt.Errorf("argument %q has unknown location %q", a.Name, a.In)
 		}
 		e.params[a.Name] = pa
 	}
+	return byParam, nil
+}
 
-	// Path template: "/a/{x}/b?lit={y}".
-	tmpl, qtmpl, _ := strings.Cut(r.Path, "?")
+// compileTemplate splits the path template ("/a/{x}/b?lit={y}") into
+// literal and parameter parts.
+func (e *Endpoint) compileTemplate(byParam map[string]*param) error {
+	tmpl, qtmpl, _ := strings.Cut(e.tool.Route.Path, "?")
 	if !strings.HasPrefix(tmpl, "/") {
 		tmpl = "/" + tmpl
 	}
@@ -196,52 +221,46 @@ func (p *Proxy) Endpoint(t *openapi.Tool) (*Endpoint, error) {
 	}
 	var err error
 	if e.pathParts, err = splitTemplate(tmpl, byParam, true); err != nil {
-		return nil, fmt.Errorf("proxy: tool %s: %w", t.Name, err)
+		return err
 	}
 	if qtmpl != "" {
-		if e.queryTmpl, err = splitTemplate(qtmpl, byParam, false); err != nil {
-			return nil, fmt.Errorf("proxy: tool %s: %w", t.Name, err)
-		}
+		e.queryTmpl, err = splitTemplate(qtmpl, byParam, false)
 	}
+	return err
+}
 
-	// Body.
-	if b := r.Body; b != nil {
-		e.body = b
-		ct := mediaType(b.ContentType)
-		switch {
-		case strings.HasPrefix(ct, "multipart/"):
-			e.bodyKind = bodyMultipart
-		case ct == "application/x-www-form-urlencoded":
-			e.bodyKind = bodyForm
-		case e.whole != nil && e.whole.base64:
-			e.bodyKind = bodyBinary
-		case isJSONType(ct) || ct == "*/*":
+// compileBody decides how the body is encoded, from its media type and
+// arguments (a body argument without a declared body is JSON, or binary
+// for a base64 whole body).
+func (e *Endpoint) compileBody() {
+	b := e.tool.Route.Body
+	if b == nil {
+		if len(e.bodyProps) > 0 || e.whole != nil {
+			e.body = &openapi.Body{ContentType: "application/json"}
 			e.bodyKind = bodyJSON
-		case e.whole != nil:
-			e.bodyKind = bodyText
-		default:
-			e.bodyKind = bodyJSON
+			if e.whole != nil && e.whole.base64 {
+				e.body.ContentType = "application/octet-stream"
+				e.bodyKind = bodyBinary
+			}
 		}
-	} else if len(e.bodyProps) > 0 || e.whole != nil {
-		e.body = &openapi.Body{ContentType: "application/json"}
+		return
+	}
+	e.body = b
+	ct := mediaType(b.ContentType)
+	switch {
+	case strings.HasPrefix(ct, "multipart/"):
+		e.bodyKind = bodyMultipart
+	case ct == "application/x-www-form-urlencoded":
+		e.bodyKind = bodyForm
+	case e.whole != nil && e.whole.base64:
+		e.bodyKind = bodyBinary
+	case isJSONType(ct) || ct == "*/*":
 		e.bodyKind = bodyJSON
-		if e.whole != nil && e.whole.base64 {
-			e.body.ContentType = "application/octet-stream"
-			e.bodyKind = bodyBinary
-		}
+	case e.whole != nil:
+		e.bodyKind = bodyText
+	default:
+		e.bodyKind = bodyJSON
 	}
-
-	for _, path := range t.RedactResponse {
-		path = strings.TrimSpace(path)
-		if path == "" {
-			continue
-		}
-		e.redact = append(e.redact, strings.Split(path, "."))
-	}
-	for _, w := range e.warnings {
-		p.log.Warn("proxy: endpoint warning", "tool", t.Name, "warning", w)
-	}
-	return e, nil
 }
 
 func (e *Endpoint) warn(msg string) { e.warnings = append(e.warnings, msg) }

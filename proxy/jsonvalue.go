@@ -1,12 +1,14 @@
 package proxy
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/mcpgate/mcpgate/internal/jsonx"
 )
@@ -40,17 +42,24 @@ func (d *valueDecoder) decodeValue(b []byte) (any, error) {
 // (a Proxy owns one pool).
 type valueDecoder struct {
 	jsonx.Reader
-	num []byte // scratch for canonical numbers
+	num   []byte            // scratch for canonical numbers
+	names map[string]*param // known member names, whose strings are reused
 }
 
 type valueDecoders struct{ pool sync.Pool }
 
-func (p *valueDecoders) decode(b []byte) (any, error) {
+// decode decodes b; a member name found in names (an endpoint's
+// arguments) reuses the argument's name instead of a new string.
+func (p *valueDecoders) decode(b []byte, names map[string]*param) (any, error) {
 	d, _ := p.pool.Get().(*valueDecoder)
 	if d == nil {
 		d = new(valueDecoder)
 	}
-	defer p.pool.Put(d)
+	d.names = names
+	defer func() {
+		d.names = nil
+		p.pool.Put(d)
+	}()
 	return d.decodeValue(b)
 }
 
@@ -66,11 +75,10 @@ func (d *valueDecoder) value() (any, error) {
 	case '{':
 		m := map[string]any{}
 		for d.Dec.PeekKind() != '}' {
-			tok, err := d.Dec.ReadToken()
+			name, err := d.name()
 			if err != nil {
 				return nil, err
 			}
-			name := tok.String() // before the next read voids tok
 			v, err := d.value()
 			if err != nil {
 				return nil, inMember(err, name)
@@ -115,10 +123,45 @@ func (d *valueDecoder) number() (any, error) {
 		return nil, &numberError{err: err}
 	}
 	if x.IsCanonical() {
+		if i, ok := x.Int64(); ok && 0 <= i && i < int64(len(smallNumbers)) {
+			return smallNumbers[i], nil
+		}
 		return json.Number(lit), nil
 	}
 	d.num = x.Append(d.num[:0])
 	return json.Number(d.num), nil
+}
+
+// smallNumbers holds 0..999 as decoded values (json.Number in an any),
+// built once: ids, counts and limits cost no allocation. Read-only.
+var smallNumbers = func() (t [1000]any) {
+	for i := range t {
+		t[i] = json.Number(strconv.Itoa(i))
+	}
+	return t
+}()
+
+// name reads an object member name. The name of a known argument reuses
+// its string; another one is decoded like encoding/json does (invalid
+// UTF-8 replaced by U+FFFD).
+func (d *valueDecoder) name() (string, error) {
+	raw, err := d.Dec.ReadValue()
+	if err != nil {
+		return "", err
+	}
+	if inner := raw[1 : len(raw)-1]; bytes.IndexByte(inner, '\\') < 0 {
+		if pa, ok := d.names[string(inner)]; ok {
+			return pa.name, nil
+		}
+		if utf8.Valid(inner) {
+			return string(inner), nil
+		}
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", err
+	}
+	return s, nil
 }
 
 // numberError is a number refused by decodeValue, at the JSON pointer

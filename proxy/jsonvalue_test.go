@@ -22,12 +22,13 @@ import (
 // jsonx.Number.Check.
 func FuzzDecodeValueMatchesJSONSchema(f *testing.F) {
 	for _, s := range []string{`{"a":1,"b":[true,null,"x"],"c":{"d":-1.5e3}}`, `{"a":1,"a":2}`, `"\ud800"`,
-		"\"\xff\"", `[1,2`, `{} x`, ` 7 `, `{"\u00e9":"\n"}`, `[]`, `{"a":[[[]]]}`} {
+		"\"\xff\"", `[1,2`, `{} x`, ` 7 `, `{"\u00e9":"\n"}`, `{"pet\u0049d":1,"petId":2}`, "{\"\xff\":1}", `[]`, `{"a":[[[]]]}`} {
 		f.Add([]byte(s))
 	}
 	var values valueDecoders
+	knownNames := map[string]*param{"a": {name: "a"}, "petId": {name: "petId"}, `\u00e9`: {name: `\u00e9`}, "é": {name: "é"}}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		got, err := values.decode(b)
+		got, err := values.decode(b, nil)
 		want, werr := jsonschema.UnmarshalJSON(bytes.NewReader(b))
 		if errors.As(err, new(*numberError)) && werr == nil {
 			return // a number beyond the limits: refused on purpose
@@ -37,6 +38,11 @@ func FuzzDecodeValueMatchesJSONSchema(f *testing.F) {
 		}
 		if (err == nil) != (werr == nil) {
 			t.Fatalf("decode(%q): error %v, jsonschema.UnmarshalJSON %v", b, err, werr)
+		}
+		// the names of known arguments are reused, not decoded differently
+		named, nerr := values.decode(b, knownNames)
+		if (nerr == nil) != (err == nil) || err == nil && !reflect.DeepEqual(named, got) {
+			t.Fatalf("decode(%q) with known names = %#v (%v), without %#v (%v)", b, named, nerr, got, err)
 		}
 		if err == nil && !reflect.DeepEqual(got, canonicalNumbers(want)) {
 			t.Fatalf("decode(%q) = %#v, jsonschema.UnmarshalJSON %#v", b, got, want)

@@ -20,11 +20,11 @@ import (
 // carry a credential off the upstream. It is the hook a Tasks integration
 // drives.
 func (p *Proxy) Poll(ctx context.Context, e *Endpoint, a *Accepted) (*DispatchResult, error) {
-	if e == nil || a == nil {
-		return nil, errors.New("proxy: Poll needs an endpoint and an Accepted")
+	if a == nil {
+		return nil, errors.New("proxy: Poll needs an Accepted")
 	}
-	if e.proxy != p {
-		return nil, errors.New("proxy: endpoint was compiled by another Proxy")
+	if err := p.owns(e); err != nil {
+		return nil, err
 	}
 	parent := ctx
 	if p.timeout > 0 {
@@ -33,14 +33,18 @@ func (p *Proxy) Poll(ctx context.Context, e *Endpoint, a *Accepted) (*DispatchRe
 		defer cancel()
 	}
 	req, err := p.pollRequest(ctx, e, a)
-	if r, err := p.failed(err); r != nil || err != nil {
-		return r, err
+	if err != nil {
+		r, err := p.failed(err)
+		if err != nil {
+			return nil, err
+		}
+		return &r, nil
 	}
 	r := p.send(parent, ctx, e, req)
-	if r.Accepted == nil && stillRunning(r) {
+	if r.Accepted == nil && stillRunning(&r) {
 		r.Accepted = &Accepted{Location: a.Location, Path: a.Path, RetryAfter: retryAfter(r.Header.Get("Retry-After"))}
 	}
-	return r, nil
+	return &r, nil
 }
 
 // pollRequest is the GET of a status location, with credentials.
@@ -53,15 +57,12 @@ func (p *Proxy) pollRequest(ctx context.Context, e *Endpoint, a *Accepted) (*htt
 		return nil, &callError{msg: "The status location of the accepted operation is on another origin; it is not polled so that no credential leaves the configured upstream."}
 	}
 	u.Fragment, u.RawFragment, u.User = "", "", nil
-	req, err := http.NewRequestWithContext(context.WithValue(ctx, routeKey{}, &e.tool.Route), http.MethodGet, u.String(), nil)
-	if err != nil {
-		return nil, &callError{msg: "The status location of the accepted operation is not a valid URL."}
-	}
-	req.Header["Accept"] = acceptAny
+	h := http.Header{"Accept": acceptAny}
 	if p.userAgent != nil {
-		req.Header["User-Agent"] = p.userAgent
+		h["User-Agent"] = p.userAgent
 	}
-	return req, p.authorize(ctx, req, e)
+	req := newRequest(ctx, http.MethodGet, u, h, nil, 0)
+	return req, p.authorize(ctx, req, e, "Authentication failed: ")
 }
 
 // stillRunning reports whether a polled status resource says the

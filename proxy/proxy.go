@@ -3,13 +3,11 @@ package proxy
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"mime/multipart"
 	"net"
 	"net/http"
 	"net/textproto"
@@ -19,7 +17,6 @@ import (
 	"time"
 
 	"github.com/mcpgate/mcpgate/mcp"
-	"github.com/mcpgate/mcpgate/openapi"
 )
 
 // Defaults for [Config].
@@ -37,7 +34,9 @@ type Config struct {
 	// Per-operation "servers" of the document are ignored on purpose.
 	BaseURL *url.URL
 	// Transport sends the requests. Nil means a transport tuned for a
-	// gateway (see [NewTransport]); it must not follow redirects itself.
+	// gateway (see [NewTransport]). Its RoundTrip is called directly (no
+	// http.Client) and must not follow redirects itself: the proxy does,
+	// by the rules of redirect.go.
 	Transport http.RoundTripper
 	// Timeout bounds one upstream exchange, redirects and body included.
 	// Zero means DefaultTimeout; negative means none (the caller's context
@@ -89,9 +88,9 @@ func NewTransport() *http.Transport {
 // use; build it once.
 type Proxy struct {
 	base         *url.URL
-	origin       string // scheme://host[:port], lower-case, default port dropped
-	basePath     string // escaped base path without trailing "/"
-	client       *http.Client
+	origin       string            // scheme://host[:port], lower-case, default port dropped
+	basePath     string            // escaped base path without trailing "/"
+	rt           http.RoundTripper // redirects are followed by roundTrip
 	timeout      time.Duration
 	maxBytes     int64
 	maxRedirects int
@@ -100,7 +99,7 @@ type Proxy struct {
 	userAgent    []string
 	log          *slog.Logger
 	bufs         sync.Pool // *[]byte scratch for building URLs
-	respBufs     sync.Pool // *bytes.Buffer for reading response bodies
+	bodies       sync.Pool // *bodyBuffer for reading response bodies
 	values       valueDecoders
 	hide         addressHider // keeps the upstream's address out of results
 }
@@ -155,9 +154,9 @@ func New(cfg Config) (*Proxy, error) {
 	if rt == nil {
 		rt = NewTransport()
 	}
-	p.client = &http.Client{Transport: rt, CheckRedirect: p.checkRedirect}
+	p.rt = rt
 	p.bufs.New = func() any { b := make([]byte, 0, 512); return &b }
-	p.respBufs.New = func() any { return new(bytes.Buffer) }
+	p.bodies.New = func() any { return new(bodyBuffer) }
 	return p, nil
 }
 
@@ -184,38 +183,6 @@ func (p *Proxy) sameOrigin(u *url.URL) bool {
 	}
 	return originOf(u) == p.origin
 }
-
-// checkRedirect follows same-origin redirects only. A redirect to another
-// origin is not followed at all (the 3xx is returned to Dispatch, which
-// reports it), so the other origin never receives the request and
-// therefore never sees a credential.
-func (p *Proxy) checkRedirect(req *http.Request, via []*http.Request) error {
-	if !p.sameOrigin(req.URL) {
-		return http.ErrUseLastResponse
-	}
-	if p.maxRedirects < 0 {
-		return http.ErrUseLastResponse
-	}
-	if len(via) > p.maxRedirects {
-		return errTooManyRedirects
-	}
-	// Re-apply credentials: net/http copied the headers, but a query
-	// credential is not part of the new Location.
-	if route, ok := req.Context().Value(routeKey{}).(*openapi.Route); ok {
-		if err := p.auth.Apply(req.Context(), req, route); err != nil {
-			return fmt.Errorf("authentication failed on redirect: %w", err)
-		}
-		if !p.sameOrigin(req.URL) {
-			return errors.New("the auth resolver moved the redirect to another origin")
-		}
-	}
-	return nil
-}
-
-var errTooManyRedirects = errors.New("too many redirects")
-
-// routeKey carries the route to checkRedirect in the request context.
-type routeKey struct{}
 
 // Accepted reports an upstream 202 Accepted that named a status resource
 // to poll (Location or Operation-Location), for a later Tasks integration.
@@ -258,20 +225,23 @@ func (p *Proxy) Handler(e *Endpoint) mcp.ToolHandler {
 // non-nil only for programming faults; every caller or upstream problem is
 // a result with IsError set.
 func (p *Proxy) Dispatch(ctx context.Context, e *Endpoint, args json.RawMessage) (*mcp.CallToolResult, error) {
-	r, err := p.Do(ctx, e, args)
-	if err != nil {
-		return nil, err
-	}
-	return r.Result, nil
+	r, err := p.do(ctx, e, args)
+	return r.Result, err
 }
 
 // Do is [Proxy.Dispatch] returning the upstream status and the 202 report.
 func (p *Proxy) Do(ctx context.Context, e *Endpoint, args json.RawMessage) (*DispatchResult, error) {
-	if e == nil {
-		return nil, errors.New("proxy: nil endpoint")
+	r, err := p.do(ctx, e, args)
+	if err != nil {
+		return nil, err
 	}
-	if e.proxy != p {
-		return nil, errors.New("proxy: endpoint was compiled by another Proxy")
+	return &r, nil
+}
+
+// do is Do with the result as a value (Dispatch does not allocate it).
+func (p *Proxy) do(ctx context.Context, e *Endpoint, args json.RawMessage) (DispatchResult, error) {
+	if err := p.owns(e); err != nil {
+		return DispatchResult{}, err
 	}
 	start := time.Now()
 	parent := ctx
@@ -285,8 +255,8 @@ func (p *Proxy) Do(ctx context.Context, e *Endpoint, args json.RawMessage) (*Dis
 	if err == nil {
 		req, err = p.buildRequest(ctx, e, values)
 	}
-	if r, err := p.failed(err); r != nil || err != nil {
-		return r, err
+	if err != nil {
+		return p.failed(err)
 	}
 	out := p.send(parent, ctx, e, req)
 	if p.log.Enabled(ctx, slog.LevelDebug) {
@@ -298,24 +268,36 @@ func (p *Proxy) Do(ctx context.Context, e *Endpoint, args json.RawMessage) (*Dis
 	return out, nil
 }
 
+// owns checks that e is an endpoint of p.
+func (p *Proxy) owns(e *Endpoint) error {
+	if e == nil {
+		return errors.New("proxy: nil endpoint")
+	}
+	if e.proxy != p {
+		return errors.New("proxy: endpoint was compiled by another Proxy")
+	}
+	return nil
+}
+
 // failed is the one place where a request that could not be built
 // becomes an outcome: a *callError the tool error result, anything else
-// the programming fault it is. Both are nil for a nil err.
-func (p *Proxy) failed(err error) (*DispatchResult, error) {
+// the programming fault it is.
+func (p *Proxy) failed(err error) (DispatchResult, error) {
 	var ce *callError
 	if !errors.As(err, &ce) {
-		return nil, err
+		return DispatchResult{}, err
 	}
 	res := ce.result()
 	p.hide.hideResult(res)
-	return &DispatchResult{Result: res}, nil
+	return DispatchResult{Result: res}, nil
 }
 
 // authorize puts the credentials on req; the resolver must leave it on
-// the upstream origin.
-func (p *Proxy) authorize(ctx context.Context, req *http.Request, e *Endpoint) error {
+// the upstream origin. A resolver's error is a callError starting with
+// lead.
+func (p *Proxy) authorize(ctx context.Context, req *http.Request, e *Endpoint, lead string) error {
 	if err := p.auth.Apply(ctx, req, &e.tool.Route); err != nil {
-		return &callError{msg: "Authentication failed: " + err.Error()}
+		return &callError{msg: lead + err.Error()}
 	}
 	if !p.sameOrigin(req.URL) {
 		return fmt.Errorf("proxy: tool %s: auth resolver changed the request origin", e.tool.Name)
@@ -349,19 +331,15 @@ func (p *Proxy) buildRequest(ctx context.Context, e *Endpoint, args map[string]a
 	if h.Get("Accept") == "" {
 		h["Accept"] = acceptAny
 	}
-	var rd io.Reader
+	req := newRequest(ctx, e.method, u, h, nil, 0)
 	if body != nil {
-		rd = bytes.NewReader(body)
+		req.Body, req.ContentLength = bodyReader(body), int64(len(body))
+		req.GetBody = func() (io.ReadCloser, error) { return bodyReader(body), nil }
 	}
-	req, err := http.NewRequestWithContext(context.WithValue(ctx, routeKey{}, &e.tool.Route), e.method, "/", rd)
-	if err != nil {
-		return nil, fmt.Errorf("proxy: tool %s: %w", e.tool.Name, err)
-	}
-	req.URL = u
-	req.Host = u.Host
-	req.Header = h
-	return req, p.authorize(ctx, req, e)
+	return req, p.authorize(ctx, req, e, "Authentication failed: ")
 }
+
+func bodyReader(b []byte) io.ReadCloser { return io.NopCloser(bytes.NewReader(b)) }
 
 // requestURL is the base URL with the expanded path template and the
 // query.
@@ -369,24 +347,7 @@ func (p *Proxy) requestURL(e *Endpoint, args map[string]any, bad *argErrors) (*u
 	scratch := p.bufs.Get().(*[]byte)
 	defer p.bufs.Put(scratch)
 
-	// Path: base path + expanded template.
-	raw := append((*scratch)[:0], p.basePath...)
-	for _, part := range e.pathParts {
-		if part.param == nil {
-			raw = append(raw, part.literal...)
-			continue
-		}
-		v, ok := args[part.param.name]
-		if !ok || v == nil {
-			bad.add("/%s: missing path parameter", part.param.name)
-			continue
-		}
-		start := len(raw)
-		raw = appendPathValue(raw, part.param, v)
-		if len(raw) == start {
-			bad.add("/%s: a path parameter must not be empty", part.param.name)
-		}
-	}
+	raw := e.appendPath(append((*scratch)[:0], p.basePath...), args, bad)
 	if len(raw) == 0 || raw[0] != '/' {
 		raw = append([]byte{'/'}, raw...)
 	}
@@ -408,6 +369,27 @@ func (p *Proxy) requestURL(e *Endpoint, args map[string]any, bad *argErrors) (*u
 		return nil, fmt.Errorf("proxy: tool %s: built URL left the upstream origin", e.tool.Name)
 	}
 	return &u, nil
+}
+
+// appendPath appends the expanded path template (escaped).
+func (e *Endpoint) appendPath(dst []byte, args map[string]any, bad *argErrors) []byte {
+	for _, part := range e.pathParts {
+		if part.param == nil {
+			dst = append(dst, part.literal...)
+			continue
+		}
+		v, ok := args[part.param.name]
+		if !ok || v == nil {
+			bad.add("/%s: missing path parameter", part.param.name)
+			continue
+		}
+		start := len(dst)
+		dst = appendPathValue(dst, part.param, v)
+		if len(dst) == start {
+			bad.add("/%s: a path parameter must not be empty", part.param.name)
+		}
+	}
+	return dst
 }
 
 // appendQuery appends the query: the template's literal first, then the
@@ -488,228 +470,4 @@ func neutralizeDots(raw string, from int) string {
 		return raw
 	}
 	return raw[:from] + strings.Join(segs, "/")
-}
-
-// buildBody serializes the request body; it returns nil for no body.
-func (e *Endpoint) buildBody(args map[string]any, bad *argErrors) ([]byte, string, error) {
-	if e.body == nil {
-		return nil, "", nil
-	}
-	ct := e.body.ContentType
-	var whole any
-	haveWhole := false
-	if e.whole != nil {
-		whole, haveWhole = args[e.whole.name]
-		if haveWhole && whole == nil && e.bodyKind != bodyJSON {
-			haveWhole = false
-		}
-	}
-	props := map[string]any{}
-	for _, bp := range e.bodyProps {
-		if v, ok := args[bp.name]; ok {
-			props[bp.wire] = v
-		}
-	}
-	if !haveWhole && len(props) == 0 && !e.body.Required {
-		return nil, "", nil
-	}
-	switch e.bodyKind {
-	case bodyJSON:
-		v := any(props)
-		if e.whole != nil {
-			v = whole
-		}
-		b, err := compactJSON(v)
-		if err != nil {
-			bad.add("/%s: cannot encode the body as JSON: %v", e.tool.Name, err)
-			return nil, "", nil
-		}
-		if strings.Contains(ct, "*") {
-			ct = "application/json"
-		}
-		return b, ct, nil
-	case bodyBinary:
-		s, ok := whole.(string)
-		if !ok {
-			if haveWhole {
-				bad.add("/%s: must be a base64 string", e.whole.name)
-			} else {
-				bad.add("/%s: missing body", e.whole.name)
-			}
-			return nil, "", nil
-		}
-		b, err := decodeBase64(s)
-		if err != nil {
-			bad.add("/%s: not valid base64: %v", e.whole.name, err)
-			return nil, "", nil
-		}
-		if strings.Contains(ct, "*") {
-			ct = "application/octet-stream"
-		}
-		return b, ct, nil
-	case bodyText:
-		if s, ok := whole.(string); ok {
-			return []byte(s), ct, nil
-		}
-		return []byte(scalar(whole)), ct, nil
-	case bodyForm:
-		w := pairWriter{form: true, keep: keepUnreserved}
-		if e.whole != nil {
-			if m, ok := whole.(map[string]any); ok {
-				for _, k := range sortedKeys(m) {
-					w.add(&param{wire: k, style: "form", explode: true}, m[k])
-				}
-			}
-		} else {
-			for _, bp := range e.bodyProps {
-				v, ok := args[bp.name]
-				if !ok || v == nil {
-					continue
-				}
-				q := *bp
-				if q.style == "" {
-					q.style, q.explode = "form", true
-				}
-				w.add(&q, v)
-			}
-		}
-		return w.buf, "application/x-www-form-urlencoded", nil
-	case bodyMultipart:
-		return e.multipartBody(args, whole, bad)
-	}
-	return nil, "", nil
-}
-
-func decodeBase64(s string) ([]byte, error) {
-	s = strings.TrimSpace(s)
-	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
-		if b, err := enc.DecodeString(s); err == nil {
-			return b, nil
-		}
-	}
-	_, err := base64.StdEncoding.DecodeString(s)
-	return nil, err
-}
-
-// multipartBody writes multipart/form-data: file parts from
-// {content (base64), filename, contentType}, strings and numbers as text
-// parts, arrays of scalars as repeated parts, other values as JSON parts.
-func (e *Endpoint) multipartBody(args map[string]any, whole any, bad *argErrors) ([]byte, string, error) {
-	var b bytes.Buffer
-	mw := multipart.NewWriter(&b)
-	writeField := func(name string, v any, ct string) {
-		hdr := textproto.MIMEHeader{}
-		hdr.Set("Content-Disposition", fmt.Sprintf(`form-data; name="%s"`, quoteEscape(name)))
-		var data []byte
-		switch x := v.(type) {
-		case map[string]any, []any:
-			data, _ = compactJSON(x)
-			if ct == "" {
-				ct = "application/json"
-			}
-		default:
-			data = []byte(scalar(x))
-		}
-		if ct != "" {
-			hdr.Set("Content-Type", ct)
-		}
-		w, err := mw.CreatePart(hdr)
-		if err == nil {
-			_, _ = w.Write(data)
-		}
-	}
-	if e.whole != nil {
-		if m, ok := whole.(map[string]any); ok {
-			for _, k := range sortedKeys(m) {
-				writeField(k, m[k], "")
-			}
-		}
-	}
-	for _, bp := range e.bodyProps {
-		v, ok := args[bp.name]
-		if !ok || v == nil {
-			continue
-		}
-		if bp.file {
-			f, ok := v.(map[string]any)
-			if !ok {
-				bad.add("/%s: must be an object {content, filename, contentType}", bp.name)
-				continue
-			}
-			content, _ := f["content"].(string)
-			data, err := decodeBase64(content)
-			if err != nil {
-				bad.add("/%s/content: not valid base64: %v", bp.name, err)
-				continue
-			}
-			filename, _ := f["filename"].(string)
-			if filename == "" {
-				filename = bp.wire
-			}
-			ct, _ := f["contentType"].(string)
-			if ct == "" {
-				ct = firstMediaType(bp.contentType)
-			}
-			if ct == "" {
-				ct = "application/octet-stream"
-			}
-			if !validHeaderValue(ct) || !validHeaderValue(filename) {
-				bad.add("/%s: filename and contentType must not contain control characters", bp.name)
-				continue
-			}
-			hdr := textproto.MIMEHeader{}
-			hdr.Set("Content-Disposition", fmt.Sprintf(`form-data; name="%s"; filename="%s"`, quoteEscape(bp.wire), quoteEscape(filename)))
-			hdr.Set("Content-Type", ct)
-			w, err := mw.CreatePart(hdr)
-			if err != nil {
-				return nil, "", fmt.Errorf("proxy: multipart: %w", err)
-			}
-			_, _ = w.Write(data)
-			continue
-		}
-		ct := firstMediaType(bp.contentType)
-		if arr, ok := v.([]any); ok && ct == "" && allScalars(arr) {
-			for _, el := range arr {
-				writeField(bp.wire, el, "")
-			}
-			continue
-		}
-		writeField(bp.wire, v, ct)
-	}
-	if err := mw.Close(); err != nil {
-		return nil, "", fmt.Errorf("proxy: multipart: %w", err)
-	}
-	return b.Bytes(), mw.FormDataContentType(), nil
-}
-
-func allScalars(a []any) bool {
-	for _, v := range a {
-		switch v.(type) {
-		case map[string]any, []any:
-			return false
-		}
-	}
-	return true
-}
-
-// quoteEscape escapes a multipart parameter value (as mime/multipart does)
-// and drops control bytes.
-func quoteEscape(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '\\' || c == '"':
-			b.WriteByte('\\')
-			b.WriteByte(c)
-		case c == '\r' || c == '\n':
-			b.WriteString("%0")
-			b.WriteByte(upperhex[c&15])
-		case c < 0x20 || c == 0x7f:
-			// dropped
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return b.String()
 }

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -26,45 +27,61 @@ const excerptBytes = 2048
 
 // send performs the exchange and renders the outcome. parent is the
 // caller's context; ctx (req's) adds the proxy's timeout.
-func (p *Proxy) send(parent, ctx context.Context, e *Endpoint, req *http.Request) *DispatchResult {
+func (p *Proxy) send(parent, ctx context.Context, e *Endpoint, req *http.Request) DispatchResult {
 	out := p.exchange(parent, ctx, e, req)
 	p.hide.hideResult(out.Result)
 	return out
 }
 
 // exchange is send before the upstream's address is hidden.
-func (p *Proxy) exchange(parent, ctx context.Context, e *Endpoint, req *http.Request) *DispatchResult {
-	resp, err := p.client.Do(req)
+func (p *Proxy) exchange(parent, ctx context.Context, e *Endpoint, req *http.Request) DispatchResult {
+	resp, err := p.roundTrip(req, e)
 	if err != nil {
-		return &DispatchResult{Result: mcp.ToolError(p.transportMessage(parent, ctx, req, err))}
+		var ce *callError // (declared here: errors.As moves it to the heap)
+		if errors.As(err, &ce) {
+			return DispatchResult{Result: ce.result()}
+		}
+		return DispatchResult{Result: mcp.ToolError(p.transportMessage(parent, ctx, req, err))}
 	}
 	defer resp.Body.Close()
-	buf := p.respBufs.Get().(*bytes.Buffer)
-	defer p.putRespBuf(buf)
-	body, truncated, err := p.readBody(buf, resp.Body)
+	bb := p.bodies.Get().(*bodyBuffer)
+	defer p.putBody(bb)
+	body, truncated, err := p.readBody(bb, resp)
+	out := DispatchResult{Status: resp.StatusCode, Header: resp.Header}
 	if err != nil {
-		return &DispatchResult{Status: resp.StatusCode, Header: resp.Header,
-			Result: mcp.ToolError(p.bodyMessage(parent, ctx, req, resp.StatusCode, err))}
+		out.Result = mcp.ToolError(p.bodyMessage(parent, ctx, req, resp.StatusCode, err))
+		return out
 	}
-	out := &DispatchResult{Status: resp.StatusCode, Header: resp.Header}
 	out.Result, out.Accepted = e.render(resp, body, truncated)
 	return out
 }
 
-// readBody reads at most maxBytes into b (reporting whether more was
-// sent), then drains a little more so the connection can be reused. The
-// bytes are only valid until b goes back to the pool: render copies what
-// it keeps.
-func (p *Proxy) readBody(b *bytes.Buffer, r io.Reader) ([]byte, bool, error) {
-	n, err := b.ReadFrom(&io.LimitedReader{R: r, N: p.maxBytes + 1})
+// bodyBuffer reads a response body; pooled, so that reading one costs no
+// allocation once the buffer has grown to the usual size.
+type bodyBuffer struct {
+	buf bytes.Buffer
+	lim io.LimitedReader
+}
+
+// readBody reads at most maxBytes into bb (reporting whether more was
+// sent), then drains a little more so the connection can be reused. A
+// Content-Length sizes the buffer before the first read. The bytes are
+// only valid until bb goes back to the pool: render copies what it keeps.
+func (p *Proxy) readBody(bb *bodyBuffer, resp *http.Response) ([]byte, bool, error) {
+	if n := resp.ContentLength; n > 0 && n <= p.maxBytes {
+		bb.buf.Grow(int(n) + bytes.MinRead) // ReadFrom wants MinRead spare to read the EOF
+	}
+	bb.lim = io.LimitedReader{R: resp.Body, N: p.maxBytes + 1}
+	n, err := bb.buf.ReadFrom(&bb.lim)
+	bb.lim.R = nil
 	if err != nil {
 		return nil, false, err
 	}
 	if n > p.maxBytes {
-		_, _ = io.CopyN(io.Discard, r, 64<<10)
-		return b.Bytes()[:p.maxBytes], true, nil
+		_, _ = io.CopyN(io.Discard, resp.Body, 64<<10)
+		return bb.buf.Bytes()[:p.maxBytes], true, nil
 	}
-	return b.Bytes(), false, nil
+	return bb.buf.Bytes(), false, nil
 }
 
 // transportMessage explains a failed exchange with the method and the
@@ -104,13 +121,13 @@ func (p *Proxy) failure(parent, ctx context.Context, err error, lead string) str
 	return lead + strings.ReplaceAll(p.hide.transportReason(err), "%", "%%")
 }
 
-// putRespBuf returns a response buffer to the pool unless it grew large.
-func (p *Proxy) putRespBuf(b *bytes.Buffer) {
-	if b.Cap() > 64<<10 {
+// putBody returns a body buffer to the pool unless it grew large.
+func (p *Proxy) putBody(bb *bodyBuffer) {
+	if bb.buf.Cap() > 64<<10 {
 		return
 	}
-	b.Reset()
-	p.respBufs.Put(b)
+	bb.buf.Reset()
+	p.bodies.Put(bb)
 }
 
 func statusText(code int) string {
@@ -168,7 +185,7 @@ func (e *Endpoint) render(resp *http.Response, body []byte, truncated bool) (*mc
 		}
 	}
 
-	res := e.successResult(code, mt, ct, body, truncated, limit, resp)
+	res := e.successResult(code, mt, body, truncated, limit, resp)
 	if e.proxy.checkOutput && accepted == nil && !res.IsError && len(e.tool.OutputSchema) > 0 {
 		res = e.checkOutput(res, truncated, limit)
 	}
@@ -193,7 +210,7 @@ func acceptedNote(a *Accepted) string {
 	return note + "."
 }
 
-func (e *Endpoint) successResult(code int, mt, ct string, body []byte, truncated bool, limit int64, resp *http.Response) *mcp.CallToolResult {
+func (e *Endpoint) successResult(code int, mt string, body []byte, truncated bool, limit int64, resp *http.Response) *mcp.CallToolResult {
 	if len(body) == 0 {
 		if code == http.StatusNoContent {
 			return mcp.TextResult("HTTP 204 No Content")
@@ -211,14 +228,14 @@ func (e *Endpoint) successResult(code int, mt, ct string, body []byte, truncated
 			}
 			return &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent(validUTF8(body)), truncNote()}}
 		}
-		data, text, err := e.jsonResult(body)
+		raw, err := e.jsonResult(body)
 		if err != nil {
 			if len(e.redact) > 0 {
 				return mcp.ToolError(fmt.Sprintf("HTTP %s: the upstream sent malformed JSON (%v).", statusText(code), err))
 			}
 			return mcp.TextResult(validUTF8(body))
 		}
-		return &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent(text)}, StructuredContent: data}
+		return structuredResult(raw)
 	case isTextType(mt):
 		c := []mcp.Content{mcp.TextContent(validUTF8(body))}
 		if truncated {
@@ -243,34 +260,49 @@ func (e *Endpoint) successResult(code int, mt, ct string, body []byte, truncated
 	return &mcp.CallToolResult{Content: []mcp.Content{mcp.EmbeddedResource(mcp.ResourceContents{URI: uri, MIMEType: mt, Blob: data})}}
 }
 
+// structuredResult is the result of a JSON success: raw as
+// structuredContent and as the text block, in one allocation besides raw.
+// The text aliases raw (no second copy of a body that may be a megabyte),
+// so raw must never be modified: nothing in this package or in package mcp
+// writes to a result's structuredContent, and address hiding builds new
+// bytes.
+func structuredResult(raw []byte) *mcp.CallToolResult {
+	r := &struct {
+		res     mcp.CallToolResult
+		content [1]mcp.Content
+	}{}
+	r.content[0] = mcp.TextContent(unsafe.String(unsafe.SliceData(raw), len(raw)))
+	r.res.Content = r.content[:]
+	r.res.StructuredContent = json.RawMessage(raw[:len(raw):len(raw)])
+	return &r.res
+}
+
 // jsonResult validates and (when configured) redacts a JSON body. Without
-// redaction the body is passed through as compact json.RawMessage (strings
-// minimally escaped), never decoded into Go values.
-func (e *Endpoint) jsonResult(body []byte) (any, string, error) {
+// redaction the body is passed through compacted (strings minimally
+// escaped), never decoded into Go values.
+func (e *Endpoint) jsonResult(body []byte) ([]byte, error) {
 	if len(e.redact) == 0 {
-		raw, err := jsontext.AppendFormat(make([]byte, 0, len(body)), body, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
-		if err != nil {
-			return nil, "", err
-		}
-		return json.RawMessage(raw), string(raw), nil
+		return compactRaw(body)
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	if dec.More() {
-		return nil, "", errors.New("trailing data after the JSON value")
+		return nil, errors.New("trailing data after the JSON value")
 	}
 	for _, path := range e.redact {
 		redact(v, path)
 	}
-	b, err := compactJSON(v)
-	if err != nil {
-		return nil, "", err
-	}
-	return json.RawMessage(b), string(b), nil
+	return compactJSON(v)
+}
+
+// compactRaw validates and compacts JSON, with strings in their minimal
+// form ("\/" is "/"), into a new slice.
+func compactRaw(body []byte) ([]byte, error) {
+	return jsontext.AppendFormat(make([]byte, 0, len(body)), body, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 }
 
 // redact removes the dotted path from v; a segment landing on an array
@@ -328,16 +360,13 @@ func (e *Endpoint) errorMessage(resp *http.Response, code int, mt string, body [
 				if truncated {
 					break
 				}
-				if _, t, err := e.jsonResult(body); err == nil {
-					text = t
+				if raw, err := e.jsonResult(body); err == nil {
+					text = string(raw)
 				}
+			} else if raw, err := compactRaw(body); err == nil {
+				text = string(raw)
 			} else {
-				var c bytes.Buffer
-				if json.Compact(&c, body) == nil {
-					text = c.String()
-				} else {
-					text = string(body)
-				}
+				text = string(body)
 			}
 		case isTextType(mt):
 			text = string(body)
@@ -428,7 +457,7 @@ func (e *Endpoint) checkOutput(res *mcp.CallToolResult, truncated bool, limit in
 		msg = fmt.Sprintf("The upstream's JSON answer exceeds the %d-byte response limit, so it was cut and cannot be checked against the tool's documented output schema.", limit)
 	} else if !ok {
 		msg = "The upstream's answer is not JSON, so it cannot match the tool's documented output schema."
-	} else if v, err := e.proxy.values.decode(raw); errors.As(err, new(*numberError)) {
+	} else if v, err := e.proxy.values.decode(raw, nil); errors.As(err, new(*numberError)) {
 		msg = "The upstream's answer cannot be checked against the tool's documented output schema: " + err.Error()
 	} else if err != nil {
 		msg = "The upstream's answer is not valid JSON."

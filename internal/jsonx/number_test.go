@@ -204,60 +204,43 @@ func TestNumberCheck(t *testing.T) {
 	}
 }
 
-func TestNumberInt64(t *testing.T) {
+func TestNumberIntegers(t *testing.T) {
 	tests := []struct {
-		lit  string
-		want int64
-		ok   bool
+		lit string
+		i   int64
+		iOK bool
+		u   uint64
+		uOK bool
 	}{
-		{"0", 0, true},
-		{"-0.0", 0, true},
-		{"28.0", 28, true},
-		{"2.8e1", 28, true},
-		{"9223372036854775807", math.MaxInt64, true},
-		{"9223372036854775808", 0, false},
-		{"-9223372036854775808", math.MinInt64, true},
-		{"-9223372036854775809", 0, false},
-		{"1e19", 0, false},
-		{"1e18", 1e18, true},
-		{"1.5", 0, false},
-		{"1e-1", 0, false},
+		{"0", 0, true, 0, true},
+		{"-0.0", 0, true, 0, true},
+		{"28.0", 28, true, 28, true},
+		{"2.8e1", 28, true, 28, true},
+		{"-1", -1, true, 0, false},
+		{"9223372036854775807", math.MaxInt64, true, math.MaxInt64, true},
+		{"9223372036854775808", 0, false, 1 << 63, true},
+		{"-9223372036854775808", math.MinInt64, true, 0, false},
+		{"-9223372036854775809", 0, false, 0, false},
+		{"18446744073709551615", 0, false, math.MaxUint64, true},
+		{"1.8446744073709551615e19", 0, false, math.MaxUint64, true},
+		{"18446744073709551616", 0, false, 0, false},
+		{"99999999999999999999", 0, false, 0, false},
+		{"100000000000000000000", 0, false, 0, false},
+		{"1e19", 0, false, 1e19, true},
+		{"1e18", 1e18, true, 1e18, true},
+		{"1.5", 0, false, 0, false},
+		{"1e-1", 0, false, 0, false},
 	}
 	for _, tt := range tests {
 		x, err := ParseNumber([]byte(tt.lit))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, ok := x.Int64(); got != tt.want || ok != tt.ok {
-			t.Errorf("%s: Int64 = %d, %v; want %d, %v", tt.lit, got, ok, tt.want, tt.ok)
+		if i, ok := x.Int64(); i != tt.i || ok != tt.iOK {
+			t.Errorf("%s: Int64 = %d, %v; want %d, %v", tt.lit, i, ok, tt.i, tt.iOK)
 		}
-	}
-}
-
-func TestNumberUint64(t *testing.T) {
-	tests := []struct {
-		lit  string
-		want uint64
-		ok   bool
-	}{
-		{"0", 0, true},
-		{"-0", 0, true},
-		{"-1", 0, false},
-		{"18446744073709551615", math.MaxUint64, true},
-		{"1.8446744073709551615e19", math.MaxUint64, true},
-		{"18446744073709551616", 0, false},
-		{"99999999999999999999", 0, false},
-		{"100000000000000000000", 0, false},
-		{"1e19", 1e19, true},
-		{"0.5", 0, false},
-	}
-	for _, tt := range tests {
-		x, err := ParseNumber([]byte(tt.lit))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got, ok := x.Uint64(); got != tt.want || ok != tt.ok {
-			t.Errorf("%s: Uint64 = %d, %v; want %d, %v", tt.lit, got, ok, tt.want, tt.ok)
+		if u, ok := x.Uint64(); u != tt.u || ok != tt.uOK {
+			t.Errorf("%s: Uint64 = %d, %v; want %d, %v", tt.lit, u, ok, tt.u, tt.uOK)
 		}
 	}
 }
