@@ -182,7 +182,7 @@ func BenchmarkDispatchCanned(b *testing.B) {
 	}
 	p, eps, _ := demoGateway(b, demo.Options{}, func(c *Config) { c.Transport = canned })
 	e := eps["getPet"]
-	ctx := mcp.WithPrincipal(context.Background(), mcp.Principal{Subject: "demo-user", Credential: "demo-token"})
+	ctx := mcp.WithPrincipal(context.Background(), mcp.Principal{Subject: "demo-user", Credential: mcp.NewSecret("demo-token")})
 	args := json.RawMessage(`{"petId":1}`)
 	b.ReportAllocs()
 	for b.Loop() {

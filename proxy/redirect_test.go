@@ -57,7 +57,7 @@ func TestRedirectRules(t *testing.T) {
 			_, _ = w.Write([]byte(`{"ok":true}`))
 		}
 	})
-	ctx := mcp.WithPrincipal(t.Context(), mcp.Principal{Subject: "u", Credential: token})
+	ctx := mcp.WithPrincipal(t.Context(), mcp.Principal{Subject: "u", Credential: mcp.NewSecret(token)})
 	post := func(p *Proxy, path string) *Endpoint {
 		tl := mkTool("t", "POST", path, map[string]any{"a": str}, nil, openapi.Argument{Name: "a", In: openapi.InBodyProperty, Param: "a"})
 		return endpoint(t, p, tl)
