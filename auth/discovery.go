@@ -16,6 +16,7 @@ import (
 type ServerMetadata struct {
 	Issuer                string   `json:"issuer"`
 	JWKSURI               string   `json:"jwks_uri,omitempty"`
+	AuthorizationEndpoint string   `json:"authorization_endpoint,omitempty"`
 	TokenEndpoint         string   `json:"token_endpoint,omitempty"`
 	IntrospectionEndpoint string   `json:"introspection_endpoint,omitempty"`
 	GrantTypesSupported   []string `json:"grant_types_supported,omitempty"`

@@ -86,7 +86,7 @@ func (a *APIConfig) check(authMode string) error {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("upstream %q: must be an absolute http(s) URL", a.Upstream)
 	}
-	if err := oneOf("credentials mode", a.Credentials.Mode, "passthrough", "exchange", "static", "none"); err != nil {
+	if err := oneOf("credentials mode", a.Credentials.Mode, "passthrough", "exchange", "static", "oauth", "none"); err != nil {
 		return err
 	}
 	if a.Credentials.Mode == "exchange" && authMode != "oauth" {
@@ -119,11 +119,12 @@ type api struct {
 	statusEps  []*proxy.Endpoint // every tool compiled, to name the tool that reads an operation's status
 }
 
-// loadAPI loads an API's document, generates its tools and builds its
-// proxy and its credential decision.
+// loadAPI loads an API's document and generates its tools; buildProxy
+// then builds what calls it (after the connector, which needs every API's
+// document, when users connect their own accounts).
 func (g *Gateway) loadAPI(ctx context.Context, cfg APIConfig) (*api, error) {
 	a := &api{cfg: cfg}
-	if err := g.buildAPI(ctx, a); err != nil {
+	if err := g.generate(ctx, a); err != nil {
 		a.close()
 		return nil, err
 	}
@@ -137,7 +138,7 @@ func (a *api) close() {
 	}
 }
 
-func (g *Gateway) buildAPI(ctx context.Context, a *api) error {
+func (g *Gateway) generate(ctx context.Context, a *api) error {
 	doc, err := g.loadDocument(ctx, a)
 	if err != nil {
 		return err
@@ -156,16 +157,27 @@ func (g *Gateway) buildAPI(ctx context.Context, a *api) error {
 	for i := range a.tools {
 		a.tools[i].Name = a.toolName(a.tools[i].Name)
 	}
-	if a.base, err = url.Parse(a.cfg.Upstream); err != nil {
+	a.base, err = url.Parse(a.cfg.Upstream)
+	if err != nil {
 		return fmt.Errorf("upstream %q: %w", a.cfg.Upstream, err)
 	}
-	resolver, err := staticAuth(a)
+	return nil
+}
+
+// buildProxy builds the API's proxy, the only client that ever reaches its
+// origin, and its credential decision.
+func (g *Gateway) buildProxy(ctx context.Context, a *api) error {
+	resolver, err := g.upstreamAuth(a)
 	if err != nil {
 		return err
 	}
+	var rt http.RoundTripper = statusRecorder{proxy.NewTransport()}
+	if a.cfg.Credentials.Mode == "oauth" {
+		rt = g.conn.Transport(rt) // an upstream 401 renews the user's grant or asks again
+	}
 	a.proxy, err = proxy.New(proxy.Config{
 		BaseURL:          a.base,
-		Transport:        g.ops.tracer.Transport(statusRecorder{proxy.NewTransport()}),
+		Transport:        g.ops.tracer.Transport(rt),
 		Timeout:          g.cfg.UpstreamTimeout,
 		MaxResponseBytes: g.cfg.MaxResponseBytes,
 		CheckOutput:      g.cfg.CheckOutput,
@@ -187,6 +199,10 @@ func (a *api) displayName() string {
 	}
 	return a.cfg.Name
 }
+
+// connectName names the API in the connect pages' paths and in its users'
+// grants.
+func (a *api) connectName() string { return a.displayName() }
 
 // toolName is the served name of one of the API's tools.
 func (a *api) toolName(name string) string {
@@ -217,13 +233,16 @@ func (g *Gateway) loadDocument(ctx context.Context, a *api) (*openapi.Document, 
 	return openapi.Parse(ctx, demo.OpenAPI(), "demo", openapi.LoadOptions{})
 }
 
-// staticAuth is what the proxy puts on each request by itself: the
+// upstreamAuth is what the proxy puts on each request by itself: the
 // caller's credential (passthrough and exchange put it in the context),
-// the API's own secrets per security scheme (static), or nothing.
-func staticAuth(a *api) (proxy.AuthResolver, error) {
+// the user's own grant (oauth), the API's own secrets per security scheme
+// (static), or nothing.
+func (g *Gateway) upstreamAuth(a *api) (proxy.AuthResolver, error) {
 	switch a.cfg.Credentials.Mode {
 	case "none":
 		return proxy.None(), nil
+	case "oauth":
+		return g.conn.AuthResolver(a.connectName()), nil
 	case "static":
 		secrets := map[string]string{}
 		for scheme, v := range a.cfg.Credentials.Static {

@@ -84,6 +84,7 @@ type Config struct {
 	Quotas          []quota.Rule  `yaml:"quotas" name:"quotas" type:"yaml" placeholder:"YAML" help:"Token buckets [{when: CEL, per: caller|tool|global, limit: N, window: 1m}]; a call over a limit is a tool error saying when to retry. With PostgreSQL a quota holds across all replicas."`
 	QuotaFailClosed bool          `yaml:"quota_fail_closed" name:"quota-fail-closed" help:"Refuse calls while the shared quota store (PostgreSQL) cannot be reached; by default they are let through and the error is logged."`
 	Audit           AuditConfig   `yaml:"audit" embed:"" prefix:"audit-"`
+	Connect         ConnectConfig `yaml:"connect" embed:"" prefix:"connect-"`
 	Limits          LimitsConfig  `yaml:"limits" embed:"" prefix:"limits-"`
 	Log             LogConfig     `yaml:"log" embed:"" prefix:"log-"`
 	Auth            AuthConfig    `yaml:"auth" embed:"" prefix:"auth-"`
@@ -153,10 +154,11 @@ type Introspection struct {
 
 // Credentials configure the upstream authentication.
 type Credentials struct {
-	Mode string `yaml:"mode" name:"mode" aliases:"credentials" env:"MCPGATE_CREDENTIALS_MODE,MCPGATE_CREDENTIALS" default:"passthrough" enum:"passthrough,exchange,static,none" help:"passthrough: forward the caller's bearer to the upstream origin only (with auth mode oauth only when its audience covers the upstream); exchange: trade it (RFC 8693) for one issued to the upstream; static: fill the document's security schemes from credentials.static or MCPGATE_SECRET_<SCHEME>; none."`
+	Mode string `yaml:"mode" name:"mode" aliases:"credentials" env:"MCPGATE_CREDENTIALS_MODE,MCPGATE_CREDENTIALS" default:"passthrough" enum:"passthrough,exchange,static,oauth,none" help:"passthrough: forward the caller's bearer to the upstream origin only (with auth mode oauth only when its audience covers the upstream); exchange: trade it (RFC 8693) for one issued to the upstream; static: fill the document's security schemes from credentials.static or MCPGATE_SECRET_<SCHEME>; oauth: each user connects their own account at the API (credentials.oauth, connect.base_url); none."`
 	// UpstreamAudiences count as the upstream for passthrough.
-	UpstreamAudiences []string `yaml:"upstream_audiences" name:"upstream-audiences" help:"aud values that count as the upstream for passthrough (besides its URL and origin), comma-separated."`
-	Exchange          Exchange `yaml:"exchange" embed:"" prefix:"exchange-"`
+	UpstreamAudiences []string    `yaml:"upstream_audiences" name:"upstream-audiences" help:"aud values that count as the upstream for passthrough (besides its URL and origin), comma-separated."`
+	Exchange          Exchange    `yaml:"exchange" embed:"" prefix:"exchange-"`
+	OAuth             OAuthClient `yaml:"oauth" embed:"" prefix:"oauth-"`
 	// Static maps a security scheme name to its secret.
 	Static map[string]string `yaml:"static" name:"static" type:"yaml" placeholder:"YAML" help:"Secret per OpenAPI security scheme name for mode static; a value env:NAME is read from the variable NAME; basic auth takes user:password."`
 }
@@ -168,6 +170,41 @@ type Exchange struct {
 	ClientSecret  string `yaml:"client_secret" name:"client-secret" help:"Its client secret, or env:NAME."`
 	Audience      string `yaml:"audience" name:"audience" help:"Audience to ask for (default: the upstream URL)."`
 	Scope         string `yaml:"scope" name:"scope" help:"Scope to ask for."`
+}
+
+// OAuthClient is the gateway's registration as an OAuth client of an
+// API's authorization server (credentials mode oauth): each user grants
+// the gateway access to their own account there once (package connect).
+type OAuthClient struct {
+	ClientID      string            `yaml:"client_id" name:"client-id" help:"With credentials mode oauth: the gateway's client id at the API's authorization server."`
+	ClientSecret  string            `yaml:"client_secret" name:"client-secret" help:"Its client secret, or env:NAME (empty: a public client, PKCE only)."`
+	Scheme        string            `yaml:"scheme" name:"scheme" help:"The document's oauth2 security scheme to use (default: its only one with an authorizationCode flow)."`
+	AuthURL       string            `yaml:"auth_url" name:"auth-url" placeholder:"URL" help:"Authorization endpoint (default: the scheme's authorizationUrl)."`
+	TokenURL      string            `yaml:"token_url" name:"token-url" placeholder:"URL" help:"Token endpoint (default: the scheme's tokenUrl)."`
+	RevocationURL string            `yaml:"revocation_url" name:"revocation-url" placeholder:"URL" help:"RFC 7009 revocation endpoint, told when a user disconnects."`
+	Issuer        string            `yaml:"issuer" name:"issuer" placeholder:"URL" help:"The authorization server's issuer: a callback naming another (RFC 9207 iss) is refused."`
+	Scopes        []string          `yaml:"scopes" name:"scopes" help:"Scopes to ask for, comma-separated (default: those the document's operations require for the scheme)."`
+	AuthParams    map[string]string `yaml:"auth_params" name:"auth-params" type:"yaml" placeholder:"YAML" help:"Extra parameters of the authorization request (e.g. {access_type: offline})."`
+	Title         string            `yaml:"title" name:"title" help:"How pages and messages name the API (default: its name)."`
+}
+
+// ConnectConfig configures the pages where users connect their accounts
+// (credentials mode oauth).
+type ConnectConfig struct {
+	BaseURL       string        `yaml:"base_url" name:"base-url" placeholder:"URL" help:"The gateway's public URL (https, or http on loopback): users connect their accounts at BASE/connect/<api>, and each API's redirect URI is BASE/connect/<api>/callback."`
+	LinkTTL       time.Duration `yaml:"link_ttl" name:"link-ttl" default:"10m" help:"How long a connect link and a started authorization stay usable."`
+	RefreshMargin time.Duration `yaml:"refresh_margin" name:"refresh-margin" default:"1m" help:"An access token expiring within this is refreshed before use."`
+	RefreshLease  time.Duration `yaml:"refresh_lease" name:"refresh-lease" default:"30s" help:"How long one replica may hold the right to refresh a grant before another may try."`
+	Login         ConnectLogin  `yaml:"login" embed:"" prefix:"login-"`
+}
+
+// ConnectLogin makes the connect page sign the browser in at the identity
+// provider of auth mode oauth and check it is the caller the link is for.
+type ConnectLogin struct {
+	ClientID     string `yaml:"client_id" name:"client-id" help:"With auth mode oauth: the gateway's login client at the issuer; the connect page then signs the browser in and goes on only for the caller the link was made for (recommended). Its redirect URI is BASE/connect/login/callback."`
+	ClientSecret string `yaml:"client_secret" name:"client-secret" help:"Its client secret, or env:NAME."`
+	AuthURL      string `yaml:"auth_url" name:"auth-url" placeholder:"URL" help:"The issuer's authorization endpoint (default: from its metadata)."`
+	TokenURL     string `yaml:"token_url" name:"token-url" placeholder:"URL" help:"The issuer's token endpoint (default: from its metadata)."`
 }
 
 // ToolsConfig selects operations and overrides what is generated for them.

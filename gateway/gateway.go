@@ -29,6 +29,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpgate/mcpgate/connect"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mrtr"
 	"github.com/mcpgate/mcpgate/openapi"
@@ -52,9 +53,12 @@ type Gateway struct {
 	runner  *tasks.Runner
 	ring    *mrtr.KeyRing // the state keys: they seal requestState, task credentials and grants
 	ops     ops
+	conn    *connect.Connector     // nil unless an API's credentials mode is oauth
 	served  map[string]*servedTool // by served name
-	callers callerIDs
-	ready   *readiness
+	// extraTools are the gateway's own tools (disconnect_<api>, discovery's).
+	extraTools map[string]bool
+	callers    callerIDs
+	ready      *readiness
 	// trustedProxies are limits.trusted_proxies, parsed.
 	trustedProxies []netip.Prefix
 	taskCreds      *credentialVault
@@ -71,7 +75,7 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (*Gateway, error)
 	if err != nil {
 		return nil, err
 	}
-	g := &Gateway{cfg: cfg, logger: logger, taskCreds: newCredentialVault(), metrics: newMetrics(), served: map[string]*servedTool{}}
+	g := &Gateway{cfg: cfg, logger: logger, taskCreds: newCredentialVault(), metrics: newMetrics(), served: map[string]*servedTool{}, extraTools: map[string]bool{}}
 	if err := g.build(ctx); err != nil {
 		g.Close()
 		return nil, err
@@ -134,7 +138,18 @@ func (g *Gateway) loadAPIs(ctx context.Context) error {
 		g.apis = append(g.apis, a)
 		g.tools = append(g.tools, a.tools...)
 	}
-	return g.checkCredentialSharing()
+	if err := g.checkCredentialSharing(); err != nil {
+		return err
+	}
+	if err := g.setupConnect(ctx); err != nil {
+		return err
+	}
+	for _, a := range g.apis {
+		if err := g.buildProxy(ctx, a); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // serverOptions are the MCP server's: the observer of every request, and
@@ -343,6 +358,11 @@ func (g *Gateway) Handler() http.Handler {
 		mux.Handle(g.cfg.Path, h)
 	} else {
 		mux.Handle(g.cfg.Path, g.bearerPrincipal(mcpHandler))
+	}
+	if g.conn != nil {
+		// The connect pages are opened by a browser, which carries no
+		// bearer: they are outside the MCP endpoint's authentication.
+		mux.Handle("/connect/", g.conn.Handler())
 	}
 	mux.Handle("GET /metrics", g.metrics.handler())
 	mux.Handle("GET /readyz", g.ready)

@@ -29,6 +29,9 @@ type servedTool struct {
 	// handler is an ordinary tool's whole way, from the first step to the
 	// upstream; discovery's call goes through it too.
 	handler mcp.ToolHandler
+	// connect, for an API whose users connect their own accounts, asks a
+	// caller without a grant to connect first.
+	connect func(mcp.ToolHandler) mcp.ToolHandler
 }
 
 // serveTool compiles one tool of an API.
@@ -47,6 +50,17 @@ func (g *Gateway) serveTool(a *api, gen, t *openapi.Tool) (*servedTool, error) {
 			IdempotentHint: an.IdempotentHint, OpenWorldHint: an.OpenWorldHint}}}
 	if !st.task {
 		st.handler = g.toolHandler(st)
+	}
+	if a.cfg.Credentials.Mode == "oauth" {
+		// Outermost: a caller who has not connected an account at the API
+		// is asked to (a URL-mode round) before anything else; the retry
+		// after connecting starts the call afresh.
+		if st.connect, err = g.conn.Decorator(a.connectName()); err != nil {
+			return nil, err
+		}
+		if st.handler != nil {
+			st.handler = st.connect(st.handler)
+		}
 	}
 	return st, nil
 }
@@ -162,15 +176,22 @@ func (g *Gateway) toolHandler(st *servedTool) mcp.ToolHandler {
 // the credential its worker will forward, kept for it.
 func (g *Gateway) taskPrepare(st *servedTool) func(context.Context, *mcp.CallToolRequest) error {
 	keep := g.prepareTask(st.api, nil)
-	return func(ctx context.Context, req *mcp.CallToolRequest) error {
+	prepare := func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		ctx, res, err := g.steps(ctx, st, req)
-		if err != nil {
-			return err
+		if res != nil || err != nil {
+			return res, err
 		}
-		if res != nil { // a refusal: no task is created
+		return nil, keep(ctx, req)
+	}
+	if st.connect != nil {
+		prepare = st.connect(prepare)
+	}
+	return func(ctx context.Context, req *mcp.CallToolRequest) error {
+		res, err := prepare(ctx, req)
+		if err == nil && res != nil { // a refusal: no task is created
 			return &mcp.Error{Code: mcp.CodeInvalidParams, Message: resultText(res)}
 		}
-		return keep(ctx, req)
+		return err
 	}
 }
 
@@ -194,6 +215,11 @@ func (g *Gateway) addTools() error {
 				return fmt.Errorf("tool %s: %w", a.tools[i].Name, err)
 			}
 			g.served[st.tool.Name] = st
+		}
+		if a.cfg.Credentials.Mode == "oauth" {
+			if err := g.addDisconnect(a); err != nil {
+				return err
+			}
 		}
 		g.logger.Info("tools ready", "api", a.cfg.Name, "tools", len(a.tools), "spec", a.cfg.Spec)
 	}

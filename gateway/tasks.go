@@ -49,7 +49,13 @@ func (g *Gateway) taskRun(a *api, ep *proxy.Endpoint) func(ctx context.Context, 
 	keyArg := idempotencyKeyArgument(ep.Tool())
 	return func(ctx context.Context, req *mcp.TaskRequest) (*mcp.CallToolResult, error) {
 		p := req.Principal
-		if req.TaskID == "" && a.creds.forward != nil {
+		if a.cfg.Credentials.Mode == "oauth" {
+			// The user's own grant, from the store, on any replica.
+			var err error
+			if ctx, err = g.conn.WithToken(ctx, a.connectName(), p); err != nil {
+				return mcp.ToolError("This task cannot call the API with your account: " + err.Error() + ". Connect your account (call any tool of this API) and call the tool again."), nil
+			}
+		} else if req.TaskID == "" && a.creds.forward != nil {
 			// Run inline: the request's own validated token is in ctx.
 			bound, err := a.creds.bind(ctx)
 			if err != nil {

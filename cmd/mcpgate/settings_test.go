@@ -35,12 +35,13 @@ func parseServe(t *testing.T, args ...string) (gateway.Config, error) {
 func samples(t *testing.T, s settings.Setting) (yaml1, text1, text2 string) {
 	t.Helper()
 	structured := map[string][3]string{
-		"auth.tool_scopes":   {"{getPet: [read]}", `{"getPet":["a"]}`, `{"getPet":["b"]}`},
-		"credentials.static": {"{api_key: k1}", `{"api_key":"k2"}`, `{"api_key":"k3"}`},
-		"tools.overrides":    {"{getPet: {hide: true}}", `{"getPet":{"title":"A"}}`, `{"getPet":{"title":"B"}}`},
-		"policy":             {"[{when: 'true', effect: deny}]", `[{"when":"true","effect":"confirm"}]`, `[{"effect":"allow"}]`},
-		"quotas":             {"[{per: caller, limit: 5, window: 1m}]", `[{"per":"tool","limit":6,"window":"1m"}]`, `[{"per":"global","limit":7,"window":"1h"}]`},
-		"apis":               {"[{name: a, spec: a.yaml, upstream: 'https://a'}]", `[{"name":"b"}]`, `[{"name":"c"}]`},
+		"auth.tool_scopes":              {"{getPet: [read]}", `{"getPet":["a"]}`, `{"getPet":["b"]}`},
+		"credentials.static":            {"{api_key: k1}", `{"api_key":"k2"}`, `{"api_key":"k3"}`},
+		"tools.overrides":               {"{getPet: {hide: true}}", `{"getPet":{"title":"A"}}`, `{"getPet":{"title":"B"}}`},
+		"policy":                        {"[{when: 'true', effect: deny}]", `[{"when":"true","effect":"confirm"}]`, `[{"effect":"allow"}]`},
+		"quotas":                        {"[{per: caller, limit: 5, window: 1m}]", `[{"per":"tool","limit":6,"window":"1m"}]`, `[{"per":"global","limit":7,"window":"1h"}]`},
+		"credentials.oauth.auth_params": {"{access_type: offline}", `{"prompt":"consent"}`, `{"audience":"x"}`},
+		"apis":                          {"[{name: a, spec: a.yaml, upstream: 'https://a'}]", `[{"name":"b"}]`, `[{"name":"c"}]`},
 	}
 	switch s.Type {
 	case "yaml":
