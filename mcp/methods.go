@@ -150,9 +150,13 @@ func (s *Server) handleDiscover(ctx context.Context, c *call) ([]byte, *Error) {
 }
 
 func (s *Server) handleToolsList(ctx context.Context, c *call) ([]byte, *Error) {
-	snap := s.tools.current(&s.mu)
-	if f := s.opts.ToolFilter; f != nil {
-		return snap.filteredPage(s, "tools", c.params.Cursor, func(e *toolEntry) bool { return f(ctx, c.req.Principal, &e.tool) })
+	snap := s.toolSnapshot()
+	call, list := s.opts.ToolFilter, s.opts.ListFilter
+	if call != nil || list != nil {
+		return snap.filteredPage(s, "tools", c.params.Cursor, func(e *toolEntry) bool {
+			p := c.req.Principal
+			return (call == nil || call(ctx, p, &e.tool)) && (list == nil || list(ctx, p, &e.tool))
+		})
 	}
 	return snap.listPage(s, "tools", c.params.Cursor)
 }

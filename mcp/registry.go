@@ -1,7 +1,9 @@
 package mcp
 
 import (
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -12,9 +14,11 @@ import (
 )
 
 // registry keeps one kind of primitive in registration order. Writers hold
-// Server.mu; readers load an immutable snapshot without locking. Each item's
-// wire form is encoded once at registration, and each snapshot encodes its
-// list pages once, on first use.
+// the mutex the registry's owner passes to current (Server.mu, or a
+// ToolSet's own while it is built); readers load an immutable snapshot
+// without locking. Each item's wire form is encoded once at registration,
+// and each snapshot encodes its list pages once, on first use. An unlisted
+// item can be looked up but is left out of the list pages.
 type registry[T any] struct {
 	order []string
 	items map[string]*item[T]
@@ -22,17 +26,23 @@ type registry[T any] struct {
 }
 
 type item[T any] struct {
-	key  string
-	wire json.RawMessage
-	val  *T
+	key      string
+	wire     json.RawMessage
+	val      *T
+	unlisted bool
 }
 
 type snapshot[T any] struct {
-	list  []*item[T]
-	index map[string]int
+	list  []*item[T]          // the listed items, in order: the list pages
+	index map[string]int      // position in list of each listed key
+	all   []*item[T]          // every item, listed or not, in order
+	byKey map[string]*item[T] // every item by key
 
 	pagesOnce sync.Once
 	pages     [][]byte
+
+	versionOnce sync.Once
+	version     string
 }
 
 // put adds or replaces key; a replaced item keeps its position.
@@ -46,6 +56,23 @@ func (r *registry[T]) put(key string, wire json.RawMessage, v *T) {
 	r.items[key] = &item[T]{key: key, wire: wire, val: v}
 	r.snap.Store(nil)
 }
+
+// unlist leaves key out of the list pages (it can still be looked up)
+// and reports whether key is there.
+func (r *registry[T]) unlist(key string) bool {
+	it, ok := r.items[key]
+	if !ok {
+		return false
+	}
+	if !it.unlisted {
+		r.items[key] = &item[T]{key: it.key, wire: it.wire, val: it.val, unlisted: true}
+		r.snap.Store(nil)
+	}
+	return true
+}
+
+// len is the number of items, listed or not.
+func (r *registry[T]) len() int { return len(r.order) }
 
 // remove deletes key and reports whether it was there.
 func (r *registry[T]) remove(key string) bool {
@@ -73,20 +100,54 @@ func (r *registry[T]) current(mu *sync.Mutex) *snapshot[T] {
 	if s := r.snap.Load(); s != nil {
 		return s
 	}
-	s := &snapshot[T]{list: make([]*item[T], len(r.order)), index: make(map[string]int, len(r.order))}
+	s := &snapshot[T]{list: make([]*item[T], 0, len(r.order)), index: make(map[string]int, len(r.order)),
+		all: make([]*item[T], len(r.order)), byKey: make(map[string]*item[T], len(r.order))}
 	for i, k := range r.order {
-		s.list[i] = r.items[k]
-		s.index[k] = i
+		it := r.items[k]
+		s.all[i], s.byKey[k] = it, it
+		if !it.unlisted {
+			s.index[k] = len(s.list)
+			s.list = append(s.list, it)
+		}
 	}
 	r.snap.Store(s)
 	return s
 }
 
 func (s *snapshot[T]) get(key string) *T {
-	if i, ok := s.index[key]; ok {
-		return s.list[i].val
+	if it, ok := s.byKey[key]; ok {
+		return it.val
 	}
 	return nil
+}
+
+// encodeAll encodes the list pages now (they are otherwise encoded on the
+// first list request).
+func (s *snapshot[T]) encodeAll(srv *Server, field string) {
+	s.pagesOnce.Do(func() { s.pages = s.encodePages(srv, field) })
+}
+
+// fingerprint identifies the snapshot's content: the SHA-256 of every
+// item's key, listing and wire form, base64url; computed once.
+func (s *snapshot[T]) fingerprint() string {
+	s.versionOnce.Do(func() {
+		h := sha256.New()
+		var n [8]byte
+		for _, it := range s.all {
+			for _, b := range [][]byte{[]byte(it.key), it.wire} {
+				binary.BigEndian.PutUint64(n[:], uint64(len(b)))
+				h.Write(n[:])
+				h.Write(b)
+			}
+			if it.unlisted {
+				h.Write([]byte{1})
+			} else {
+				h.Write([]byte{0})
+			}
+		}
+		s.version = base64.RawURLEncoding.EncodeToString(h.Sum(nil))
+	})
+	return s.version
 }
 
 // listPage returns the encoded result of the page a cursor names. field is
@@ -226,8 +287,22 @@ func (s *Server) AddTool(t *Tool, h ToolHandler) error {
 }
 
 func (s *Server) addTool(t *Tool, h ToolHandler, task *TaskTool) error {
-	if err := validToolName(t.Name); err != nil {
+	wire, e, err := newToolEntry(t, h, task)
+	if err != nil {
 		return err
+	}
+	s.mu.Lock()
+	s.tools.Load().put(e.tool.Name, wire, e)
+	s.setCap(&s.capsTools)
+	s.mu.Unlock()
+	s.toolsChanged()
+	return nil
+}
+
+// newToolEntry validates t and encodes its wire form.
+func newToolEntry(t *Tool, h ToolHandler, task *TaskTool) (json.RawMessage, *toolEntry, error) {
+	if err := validToolName(t.Name); err != nil {
+		return nil, nil, err
 	}
 	tool := *t
 	if len(tool.InputSchema) == 0 {
@@ -235,18 +310,13 @@ func (s *Server) addTool(t *Tool, h ToolHandler, task *TaskTool) error {
 	}
 	headers, err := headerParams(tool.InputSchema)
 	if err != nil {
-		return fmt.Errorf("mcp: tool %q: %w", t.Name, err)
+		return nil, nil, fmt.Errorf("mcp: tool %q: %w", t.Name, err)
 	}
 	wire, err := json.Marshal(&tool)
 	if err != nil {
-		return fmt.Errorf("mcp: tool %q: encode: %w", t.Name, err)
+		return nil, nil, fmt.Errorf("mcp: tool %q: encode: %w", t.Name, err)
 	}
-	s.mu.Lock()
-	s.tools.put(tool.Name, wire, &toolEntry{tool: tool, handler: h, headers: headers, task: task})
-	s.setCap(&s.capsTools)
-	s.mu.Unlock()
-	s.listeners.publish(event{kind: evTools})
-	return nil
+	return wire, &toolEntry{tool: tool, handler: h, headers: headers, task: task}, nil
 }
 
 // RemoveTools removes tools by name and notifies listening clients.
@@ -254,11 +324,20 @@ func (s *Server) RemoveTools(names ...string) {
 	s.mu.Lock()
 	changed := false
 	for _, n := range names {
-		changed = s.tools.remove(n) || changed
+		changed = s.tools.Load().remove(n) || changed
 	}
 	s.mu.Unlock()
 	if changed {
-		s.listeners.publish(event{kind: evTools})
+		s.toolsChanged()
+	}
+}
+
+// toolsChanged tells listening clients of this process, then the
+// ToolsChanged callback, that the tool list changed.
+func (s *Server) toolsChanged() {
+	s.listeners.publish(event{kind: evTools})
+	if f := s.opts.ToolsChanged; f != nil {
+		f()
 	}
 }
 
@@ -356,7 +435,12 @@ func (s *Server) setCap(c *bool) {
 }
 
 func (s *Server) lookupTool(name string) *toolEntry {
-	return s.tools.current(&s.mu).get(name)
+	return s.toolSnapshot().get(name)
+}
+
+// toolSnapshot is the current tool set's snapshot.
+func (s *Server) toolSnapshot() *snapshot[toolEntry] {
+	return s.tools.Load().current(&s.mu)
 }
 
 // validToolName enforces the spec's SHOULD: 1–128 of [A-Za-z0-9_.-].

@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpgate/mcpgate/internal/jsonx"
@@ -50,6 +51,18 @@ type ServerOptions struct {
 	// depend only on the caller (for example its scopes), never on earlier
 	// requests.
 	ToolFilter func(ctx context.Context, p Principal, tool *Tool) bool
+	// ListFilter, when set, decides which tools tools/list shows a caller,
+	// beyond ToolFilter: a tool it leaves out is still callable (a policy
+	// that hides what it would refuse answers the call itself). Lists it
+	// filters are "private". It must depend only on the caller.
+	ListFilter func(ctx context.Context, p Principal, tool *Tool) bool
+	// ToolsChanged, when set, is called after every change of this
+	// server's tool set (SetTools, AddTool, RemoveTools), once the
+	// listening clients of this process were told: the seam where a
+	// cluster tells its other replicas (ToolsVersion identifies the new
+	// set). It runs on the goroutine that made the change; it must not
+	// block for long.
+	ToolsChanged func()
 }
 
 // StateCodec seals the state of a paused request into the opaque
@@ -82,7 +95,7 @@ type Server struct {
 	infoMeta []byte // {"io.modelcontextprotocol/serverInfo":{...}}
 
 	mu           sync.Mutex
-	tools        registry[toolEntry]
+	tools        atomic.Pointer[registry[toolEntry]] // swapped whole by SetTools
 	prompts      registry[promptEntry]
 	resources    registry[resourceEntry]
 	templates    registry[templateEntry]
@@ -133,6 +146,7 @@ func NewServer(info Implementation, opts *ServerOptions) *Server {
 	}
 	s.listeners = newBroker()
 	s.methods = s.methodTable()
+	s.tools.Store(new(registry[toolEntry]))
 	return s
 }
 
