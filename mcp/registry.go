@@ -28,6 +28,7 @@ type registry[T any] struct {
 type item[T any] struct {
 	key      string
 	wire     json.RawMessage
+	legacy   json.RawMessage // the 2025-11-25 wire form when it differs (nil: wire)
 	val      *T
 	unlisted bool
 }
@@ -38,22 +39,22 @@ type snapshot[T any] struct {
 	all   []*item[T]          // every item, listed or not, in order
 	byKey map[string]*item[T] // every item by key
 
-	pagesOnce sync.Once
-	pages     [][]byte
+	pages [2]pageCache // by era
 
 	versionOnce sync.Once
 	version     string
 }
 
-// put adds or replaces key; a replaced item keeps its position.
-func (r *registry[T]) put(key string, wire json.RawMessage, v *T) {
+// put adds or replaces key; a replaced item keeps its position. legacy is
+// the item's 2025-11-25 wire form when it differs from wire, else nil.
+func (r *registry[T]) put(key string, wire, legacy json.RawMessage, v *T) {
 	if r.items == nil {
 		r.items = make(map[string]*item[T])
 	}
 	if _, ok := r.items[key]; !ok {
 		r.order = append(r.order, key)
 	}
-	r.items[key] = &item[T]{key: key, wire: wire, val: v}
+	r.items[key] = &item[T]{key: key, wire: wire, legacy: legacy, val: v}
 	r.snap.Store(nil)
 }
 
@@ -65,7 +66,7 @@ func (r *registry[T]) unlist(key string) bool {
 		return false
 	}
 	if !it.unlisted {
-		r.items[key] = &item[T]{key: it.key, wire: it.wire, val: it.val, unlisted: true}
+		r.items[key] = &item[T]{key: it.key, wire: it.wire, legacy: it.legacy, val: it.val, unlisted: true}
 		r.snap.Store(nil)
 	}
 	return true
@@ -124,7 +125,7 @@ func (s *snapshot[T]) get(key string) *T {
 // encodeAll encodes the list pages now (they are otherwise encoded on the
 // first list request).
 func (s *snapshot[T]) encodeAll(srv *Server, field string) {
-	s.pagesOnce.Do(func() { s.pages = s.encodePages(srv, field) })
+	s.pagesOf(srv, field, modern)
 }
 
 // fingerprint identifies the snapshot's content: the SHA-256 of every
@@ -150,9 +151,25 @@ func (s *snapshot[T]) fingerprint() string {
 	return s.version
 }
 
+// era picks the shape of an encoded list page: 2026-07-28, or the
+// 2025-11-25 shape of legacy sessions (no resultType, no cache hints, no
+// serverInfo, and each item's legacy wire form).
+type era int
+
+const (
+	modern era = iota
+	legacyEra
+)
+
+// pageCache holds one era's list pages of a snapshot, encoded once.
+type pageCache struct {
+	once  sync.Once
+	pages [][]byte
+}
+
 // listPage returns the encoded result of the page a cursor names. field is
 // the result's array member ("tools", "prompts", …).
-func (s *snapshot[T]) listPage(srv *Server, field string, cursor *string) ([]byte, *Error) {
+func (s *snapshot[T]) listPage(srv *Server, field string, cursor *string, e era) ([]byte, *Error) {
 	size := srv.opts.PageSize
 	start := 0
 	if cursor != nil {
@@ -164,17 +181,23 @@ func (s *snapshot[T]) listPage(srv *Server, field string, cursor *string) ([]byt
 		start = i
 	}
 	if start%size == 0 {
-		s.pagesOnce.Do(func() { s.pages = s.encodePages(srv, field) })
-		if p := start / size; p < len(s.pages) {
-			return s.pages[p], nil
+		if pages := s.pagesOf(srv, field, e); start/size < len(pages) {
+			return pages[start/size], nil
 		}
 	}
-	return s.encodePage(srv, field, start), nil
+	return s.encodePage(srv, field, start, srv.opts.CacheScope, e), nil
+}
+
+// pagesOf returns the era's pages, encoding them on first use.
+func (s *snapshot[T]) pagesOf(srv *Server, field string, e era) [][]byte {
+	pc := &s.pages[e]
+	pc.once.Do(func() { pc.pages = s.encodePages(srv, field, e) })
+	return pc.pages
 }
 
 // filteredPage is listPage over the items keep admits, encoded per request
 // and marked private: what it lists depends on the caller.
-func (s *snapshot[T]) filteredPage(srv *Server, field string, cursor *string, keep func(*T) bool) ([]byte, *Error) {
+func (s *snapshot[T]) filteredPage(srv *Server, field string, cursor *string, keep func(*T) bool, e era) ([]byte, *Error) {
 	var visible []*item[T]
 	for _, it := range s.list {
 		if keep(it.val) {
@@ -199,41 +222,45 @@ func (s *snapshot[T]) filteredPage(srv *Server, field string, cursor *string, ke
 		}
 	}
 	sub := &snapshot[T]{list: visible}
-	return sub.encodePageScope(srv, field, start, CachePrivate), nil
+	return sub.encodePage(srv, field, start, CachePrivate, e), nil
 }
 
-func (s *snapshot[T]) encodePages(srv *Server, field string) [][]byte {
+func (s *snapshot[T]) encodePages(srv *Server, field string, e era) [][]byte {
 	n := (len(s.list) + srv.opts.PageSize - 1) / srv.opts.PageSize
 	if n == 0 {
 		n = 1
 	}
 	pages := make([][]byte, n)
 	for p := range pages {
-		pages[p] = s.encodePage(srv, field, p*srv.opts.PageSize)
+		pages[p] = s.encodePage(srv, field, p*srv.opts.PageSize, srv.opts.CacheScope, e)
 	}
 	return pages
 }
 
-func (s *snapshot[T]) encodePage(srv *Server, field string, start int) []byte {
-	return s.encodePageScope(srv, field, start, srv.opts.CacheScope)
-}
-
-func (s *snapshot[T]) encodePageScope(srv *Server, field string, start int, scope string) []byte {
+// encodePage encodes the page starting at start: for modern, resultType,
+// the items, nextCursor, the cache hints and the server's identity; for a
+// legacy session the items (in their legacy form) and nextCursor only.
+func (s *snapshot[T]) encodePage(srv *Server, field string, start int, scope string, e era) []byte {
 	end := min(start+srv.opts.PageSize, len(s.list))
 	start = min(start, end)
+	items := s.list[start:end]
 	size := 128 + len(srv.infoMeta)
-	for _, it := range s.list[start:end] {
-		size += len(it.wire) + 1
+	for _, it := range items {
+		size += len(it.wireFor(e)) + 1
 	}
 	b := make([]byte, 0, size)
-	b = append(b, `{"resultType":"complete","`...)
+	if e == modern {
+		b = append(b, `{"resultType":"complete","`...)
+	} else {
+		b = append(b, `{"`...)
+	}
 	b = append(b, field...)
 	b = append(b, `":[`...)
-	for i, it := range s.list[start:end] {
+	for i, it := range items {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, it.wire...)
+		b = append(b, it.wireFor(e)...)
 	}
 	b = append(b, ']')
 	if end < len(s.list) {
@@ -241,22 +268,33 @@ func (s *snapshot[T]) encodePageScope(srv *Server, field string, start int, scop
 		b = append(b, base64.RawURLEncoding.EncodeToString([]byte(s.list[end].key))...)
 		b = append(b, '"')
 	}
-	b = append(b, `,"ttlMs":`...)
-	b = strconv.AppendInt(b, ttlMs(srv.opts.ListTTL), 10)
-	b = append(b, `,"cacheScope":"`...)
-	b = append(b, scope...)
-	b = append(b, `","_meta":`...)
-	b = append(b, srv.infoMeta...)
+	if e == modern {
+		b = append(b, `,"ttlMs":`...)
+		b = strconv.AppendInt(b, ttlMs(srv.opts.ListTTL), 10)
+		b = append(b, `,"cacheScope":"`...)
+		b = append(b, scope...)
+		b = append(b, `","_meta":`...)
+		b = append(b, srv.infoMeta...)
+	}
 	return append(b, '}')
+}
+
+// wireFor is the item's encoded form in an era.
+func (it *item[T]) wireFor(e era) json.RawMessage {
+	if e == legacyEra && it.legacy != nil {
+		return it.legacy
+	}
+	return it.wire
 }
 
 // Registry entries.
 
 type toolEntry struct {
-	tool    Tool
-	handler ToolHandler
-	headers []headerParam // x-mcp-header annotated arguments
-	task    *TaskTool     // set for tools that can run as a task
+	tool       Tool
+	handler    ToolHandler
+	headers    []headerParam   // x-mcp-header annotated arguments
+	task       *TaskTool       // set for tools that can run as a task
+	legacyWire json.RawMessage // the 2025-11-25 form, when it differs
 }
 
 type promptEntry struct {
@@ -292,7 +330,7 @@ func (s *Server) addTool(t *Tool, h ToolHandler, task *TaskTool) error {
 		return err
 	}
 	s.mu.Lock()
-	s.tools.Load().put(e.tool.Name, wire, e)
+	s.tools.Load().put(e.tool.Name, wire, e.legacyWire, e)
 	s.setCap(&s.capsTools)
 	s.mu.Unlock()
 	s.toolsChanged()
@@ -316,7 +354,11 @@ func newToolEntry(t *Tool, h ToolHandler, task *TaskTool) (json.RawMessage, *too
 	if err != nil {
 		return nil, nil, fmt.Errorf("mcp: tool %q: encode: %w", t.Name, err)
 	}
-	return wire, &toolEntry{tool: tool, handler: h, headers: headers, task: task}, nil
+	e := &toolEntry{tool: tool, handler: h, headers: headers, task: task}
+	if e.legacyWire, err = legacyToolWire(&tool); err != nil {
+		return nil, nil, fmt.Errorf("mcp: tool %q: encode: %w", t.Name, err)
+	}
+	return wire, e, nil
 }
 
 // RemoveTools removes tools by name and notifies listening clients.
@@ -351,7 +393,7 @@ func (s *Server) AddPrompt(p *Prompt, h PromptHandler) error {
 		return fmt.Errorf("mcp: prompt %q: encode: %w", p.Name, err)
 	}
 	s.mu.Lock()
-	s.prompts.put(p.Name, wire, &promptEntry{prompt: *p, handler: h})
+	s.prompts.put(p.Name, wire, nil, &promptEntry{prompt: *p, handler: h})
 	s.setCap(&s.capsPrompts)
 	s.mu.Unlock()
 	s.listeners.publish(event{kind: evPrompts})
@@ -381,7 +423,7 @@ func (s *Server) AddResource(r *Resource, h ResourceHandler) error {
 		return fmt.Errorf("mcp: resource %q: encode: %w", r.URI, err)
 	}
 	s.mu.Lock()
-	s.resources.put(r.URI, wire, &resourceEntry{res: *r, handler: h})
+	s.resources.put(r.URI, wire, nil, &resourceEntry{res: *r, handler: h})
 	s.setCap(&s.capsRes)
 	s.mu.Unlock()
 	s.listeners.publish(event{kind: evResources})
@@ -404,7 +446,7 @@ func (s *Server) AddResourceTemplate(t *ResourceTemplate, h ResourceHandler) err
 		return fmt.Errorf("mcp: resource template %q: encode: %w", t.URITemplate, err)
 	}
 	s.mu.Lock()
-	s.templates.put(t.URITemplate, wire, &templateEntry{tmpl: *t, handler: h, match: re, vars: vars})
+	s.templates.put(t.URITemplate, wire, nil, &templateEntry{tmpl: *t, handler: h, match: re, vars: vars})
 	s.setCap(&s.capsRes)
 	s.mu.Unlock()
 	s.listeners.publish(event{kind: evResources})

@@ -329,14 +329,18 @@ func (s *Server) toolOutcome(ctx context.Context, c *call, name string, args jso
 	}
 	meta := res.Meta
 	if meta != nil {
-		meta = s.withServerInfo(meta)
+		meta = s.resultMeta(c, meta)
 	}
 	out := *res
 	out.Meta = meta
 	if c.obs != nil {
 		c.obs.toolError = out.IsError
 	}
-	b, err := appendToolResult(make([]byte, 0, resultSizeHint(&out)+len(s.infoMeta)), &out, s.infoMeta)
+	info := s.infoMeta
+	if c.legacy {
+		info = nil
+	}
+	b, err := appendToolResult(make([]byte, 0, resultSizeHint(&out)+len(info)), &out, info, c.era())
 	if err != nil {
 		s.logger.Error("mcp: encode tools/call result", "tool", name, "err", err)
 		return nil, errInternal()

@@ -59,7 +59,7 @@ func (ts *ToolSet) add(t *Tool, h ToolHandler, task *TaskTool) error {
 	if ts.used {
 		return errors.New("mcp: the tool set is in service and cannot change")
 	}
-	ts.reg.put(e.tool.Name, wire, e)
+	ts.reg.put(e.tool.Name, wire, e.legacyWire, e)
 	if task != nil {
 		ts.tasks[e.tool.Name] = task
 	} else {

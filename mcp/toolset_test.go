@@ -112,7 +112,7 @@ func TestToolSetSwap(t *testing.T) {
 		t.Error("a set of another server was accepted")
 	}
 	// The list pages of a set are encoded by the swap, not by a request.
-	if snap := s.toolSnapshot(); snap.pages == nil {
+	if snap := s.toolSnapshot(); snap.pages[modern].pages == nil {
 		t.Error("list pages not encoded by SetTools")
 	}
 }
