@@ -3,16 +3,20 @@ package mcp_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/openapi"
 )
 
 // The benchmarks compare a full tools/call round trip on a trivial tool
@@ -217,6 +221,148 @@ func BenchmarkToolsList(b *testing.B) {
 				}
 			}
 			run()
+			b.SetBytes(int64(w.n))
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				run()
+			}
+		})
+	}
+}
+
+// parityTools is the large tool set of BenchmarkLegacyParity: GitHub's
+// 1,223 operations from the corpus when MCPGATE_CORPUS is set, or a
+// generated set of the same number and about the same size (8 MiB of
+// tools/list), with object-rooted, $ref-rooted and array-rooted output
+// schemas (the 2025-11-25 shape keeps, adapts and drops them).
+func parityTools(b *testing.B) []mcp.Tool {
+	if dir := os.Getenv("MCPGATE_CORPUS"); dir != "" {
+		path := filepath.Join(dir, "github", "api.github.com.json")
+		if _, err := os.Stat(path); err == nil {
+			doc, err := openapi.Load(context.Background(), path, openapi.LoadOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			res, err := openapi.Generate(doc, openapi.GenerateOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			tools := make([]mcp.Tool, len(res.Tools))
+			for i, t := range res.Tools {
+				tools[i] = mcp.Tool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema}
+			}
+			return tools
+		}
+	}
+	props := func(n int, prefix string) string {
+		var sb strings.Builder
+		for i := range n {
+			if i > 0 {
+				sb.WriteByte(',')
+			}
+			fmt.Fprintf(&sb, `"%s_%d":{"type":"string","description":"The %s field number %d of the resource, as the API documents it in a sentence or two."}`, prefix, i, prefix, i)
+		}
+		return sb.String()
+	}
+	object := `{"type":"object","properties":{` + props(30, "field") + `,"owner":{"type":"object","properties":{` + props(10, "owner") + `}}}}`
+	tools := make([]mcp.Tool, 1223)
+	for i := range tools {
+		var out string
+		switch i % 4 {
+		case 0, 1:
+			out = object
+		case 2:
+			out = `{"$ref":"#/$defs/item","$defs":{"item":` + object + `}}`
+		case 3:
+			out = `{"type":"array","items":` + object + `}`
+		}
+		tools[i] = mcp.Tool{
+			Name:         fmt.Sprintf("repos_operation_%04d", i),
+			Title:        fmt.Sprintf("Operation %d", i),
+			Description:  strings.Repeat("Does one thing to a repository, as documented. ", 6),
+			InputSchema:  json.RawMessage(`{"type":"object","properties":{` + props(8, "param") + `},"required":["param_0"]}`),
+			OutputSchema: json.RawMessage(out),
+		}
+	}
+	return tools
+}
+
+// BenchmarkLegacyParity compares a 2025-11-25 session with 2026-07-28
+// requests, side by side in one run: a tools/call of a trivial tool, and
+// the first tools/list page (1,000 tools) of a large tool set.
+//
+//	go test -run '^$' -bench LegacyParity -benchmem -count 5 ./mcp/
+func BenchmarkLegacyParity(b *testing.B) {
+	s := mcp.NewServer(mcp.Implementation{Name: "bench", Version: "1"}, nil)
+	ts := s.NewToolSet()
+	for _, t := range parityTools(b) {
+		must(b, ts.Add(&t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.TextResult("ok"), nil
+		}))
+	}
+	must(b, ts.Add(&mcp.Tool{Name: "echo", InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}}}`)},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var in benchEchoIn
+			if err := req.Bind(&in); err != nil {
+				return nil, err
+			}
+			return mcp.TextResult("echo: " + in.Text), nil
+		}))
+	must(b, s.SetTools(ts))
+	h := mcp.NewHTTPHandler(s, nil)
+
+	w := &discardWriter{h: http.Header{}, keep: new(bytes.Buffer)}
+	init := newBenchRequest(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`)
+	init.Header.Del(mcp.HeaderProtocolVersion)
+	init.Header.Del(mcp.HeaderMethod)
+	init.Header.Del(mcp.HeaderName)
+	h.ServeHTTP(w, init)
+	sid := w.h.Get(mcp.HeaderSessionID)
+	if sid == "" {
+		b.Fatalf("no session: %d %s", w.status, w.keep)
+	}
+
+	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	cases := []struct {
+		name, body, method, want string
+		legacy                   bool
+	}{
+		{"call/modern", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"},` + meta + `}}`, "tools/call", `"text":"echo: hi"`, false},
+		{"call/legacy", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`, "tools/call", `"text":"echo: hi"`, true},
+		{"list/modern", `{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{` + meta + `}}`, "tools/list", `"nextCursor"`, false},
+		{"list/legacy", `{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{}}`, "tools/list", `"nextCursor"`, true},
+	}
+	for _, tc := range cases {
+		b.Run(tc.name, func(b *testing.B) {
+			req := newBenchRequest(tc.body)
+			req.Header.Set(mcp.HeaderMethod, tc.method)
+			if tc.method == "tools/call" {
+				req.Header.Set(mcp.HeaderName, "echo")
+			} else {
+				req.Header.Del(mcp.HeaderName)
+			}
+			if tc.legacy {
+				req.Header.Set(mcp.HeaderProtocolVersion, "2025-11-25")
+				req.Header.Set(mcp.HeaderSessionID, sid)
+			}
+			body := strings.NewReader(tc.body)
+			w := &discardWriter{h: http.Header{}, keep: new(bytes.Buffer)}
+			run := func() {
+				w.reset()
+				body.Reset(tc.body)
+				r := *req
+				r.Body = io.NopCloser(body)
+				h.ServeHTTP(w, &r)
+				if w.status != http.StatusOK {
+					b.Fatalf("status %d", w.status)
+				}
+			}
+			run()
+			if !bytes.Contains(w.keep.Bytes(), []byte(tc.want)) || !bytes.Contains(w.keep.Bytes()[:40], []byte(`,"result":{`)) {
+				b.Fatalf("bad answer: %.300s", w.keep.Bytes())
+			}
+			w.keep = nil
 			b.SetBytes(int64(w.n))
 			b.ReportAllocs()
 			b.ResetTimer()

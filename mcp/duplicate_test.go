@@ -56,9 +56,9 @@ func dupPost(t *testing.T, url string, hdr map[string]string, body string) (int,
 	return resp.StatusCode, m
 }
 
-// wantDuplicateError checks a -32700 answer without an id whose message
-// names the duplicated member.
-func wantDuplicateError(t *testing.T, m map[string]json.RawMessage, pointer string) {
+// wantDuplicateError checks a -32700 answer without an id (HTTP) or with
+// "id": null (stdio) whose message names the duplicated member.
+func wantDuplicateError(t *testing.T, m map[string]json.RawMessage, pointer string, stdio bool) {
 	t.Helper()
 	var e Error
 	if err := json.Unmarshal(m["error"], &e); err != nil {
@@ -67,8 +67,8 @@ func wantDuplicateError(t *testing.T, m map[string]json.RawMessage, pointer stri
 	if e.Code != CodeParseError || !strings.Contains(e.Message, "duplicate member name") || !strings.Contains(e.Message, pointer) {
 		t.Errorf("error %d %q, want -32700 naming %s", e.Code, e.Message, pointer)
 	}
-	if _, ok := m["id"]; ok {
-		t.Errorf("parse error carries an id: %s", m["id"])
+	if id, ok := m["id"]; ok != stdio || (stdio && string(id) != "null") {
+		t.Errorf("parse error id = %s (present %v), want it %s", id, ok, map[bool]string{false: "absent", true: "null"}[stdio])
 	}
 	if m["result"] != nil {
 		t.Errorf("a result beside the error: %s", m["result"])
@@ -114,7 +114,7 @@ func TestDuplicateNamesModernHTTP(t *testing.T) {
 			if status != http.StatusBadRequest {
 				t.Errorf("status %d, want 400", status)
 			}
-			wantDuplicateError(t, m, tc.pointer)
+			wantDuplicateError(t, m, tc.pointer, false)
 		})
 	}
 
@@ -140,7 +140,7 @@ func TestDuplicateNamesLegacyHTTP(t *testing.T) {
 	if resp.StatusCode != http.StatusBadRequest || resp.Header.Get(HeaderSessionID) != "" {
 		t.Fatalf("initialize with a duplicate: %d, session %q", resp.StatusCode, resp.Header.Get(HeaderSessionID))
 	}
-	wantDuplicateError(t, m, "/params/protocolVersion")
+	wantDuplicateError(t, m, "/params/protocolVersion", false)
 
 	c.initialize()
 	status, m := dupPost(t, ts.URL, map[string]string{HeaderSessionID: c.sid, HeaderProtocolVersion: "2025-11-25"},
@@ -148,7 +148,7 @@ func TestDuplicateNamesLegacyHTTP(t *testing.T) {
 	if status != http.StatusBadRequest {
 		t.Errorf("session request with a duplicate: %d", status)
 	}
-	wantDuplicateError(t, m, "/params/arguments/a")
+	wantDuplicateError(t, m, "/params/arguments/a", false)
 
 	// An elicitation answered with a duplicated action is refused; the
 	// request waits for a well-formed answer and takes exactly that one.
@@ -221,7 +221,8 @@ func TestDuplicateNamesStdio(t *testing.T) {
 
 	// Modern: the whole line is refused and the server keeps serving.
 	send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"confirm","arguments":{"x":1,"x":2},` + dupMeta + `}}`)
-	wantDuplicateError(t, next(), "/params/arguments/x")
+	m := next()
+	wantDuplicateError(t, m, "/params/arguments/x", true)
 
 	// Legacy: a session's elicitation answered with a duplicated action.
 	send(`{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}}}}`)
@@ -229,12 +230,12 @@ func TestDuplicateNamesStdio(t *testing.T) {
 		t.Fatalf("initialize: %v", m)
 	}
 	send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"confirm","arguments":{}}}`)
-	m := next()
+	m = next()
 	if string(m["method"]) != `"elicitation/create"` {
 		t.Fatalf("expected an elicitation, got %v", m)
 	}
 	send(`{"jsonrpc":"2.0","id":` + string(m["id"]) + `,"result":{"action":"decline","action":"accept"}}`)
-	wantDuplicateError(t, next(), "/result/action")
+	wantDuplicateError(t, next(), "/result/action", true)
 	send(`{"jsonrpc":"2.0","id":` + string(m["id"]) + `,"result":{"action":"decline"}}`)
 	if m := next(); string(m["id"]) != "3" || !strings.Contains(string(m["result"]), "action=decline") {
 		t.Fatalf("after the refused answer: %v", m)

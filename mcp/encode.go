@@ -16,8 +16,15 @@ import (
 
 // appendToolResult appends r as a complete tools/call result: resultType,
 // content, structuredContent, isError, then _meta (meta when r has none).
-func appendToolResult(dst []byte, r *CallToolResult, meta []byte) ([]byte, error) {
-	dst = append(dst, `{"resultType":"`+ResultComplete+`","content":[`...)
+// In the legacy era (2025-11-25) there is no resultType, and a
+// structuredContent that is not an object is left out (that revision
+// requires an object; the text block still carries the content).
+func appendToolResult(dst []byte, r *CallToolResult, meta []byte, e era) ([]byte, error) {
+	if e == modern {
+		dst = append(dst, `{"resultType":"`+ResultComplete+`","content":[`...)
+	} else {
+		dst = append(dst, `{"content":[`...)
+	}
 	for i := range r.Content {
 		if i > 0 {
 			dst = append(dst, ',')
@@ -29,10 +36,15 @@ func appendToolResult(dst []byte, r *CallToolResult, meta []byte) ([]byte, error
 	}
 	dst = append(dst, ']')
 	if r.StructuredContent != nil {
+		mark := len(dst)
 		dst = append(dst, `,"structuredContent":`...)
+		value := len(dst)
 		var err error
 		if dst, err = appendValue(dst, r.StructuredContent); err != nil {
 			return nil, fmt.Errorf("structuredContent: %w", err)
+		}
+		if e == legacyEra && dst[value] != '{' {
+			dst = dst[:mark]
 		}
 	}
 	if r.IsError {

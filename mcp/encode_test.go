@@ -41,7 +41,7 @@ func TestAppendToolResultMatchesEncodingJSON(t *testing.T) {
 	}
 	for name, r := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, err := appendToolResult(nil, r, meta)
+			got, err := appendToolResult(nil, r, meta, modern)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -96,7 +96,7 @@ func TestAppendContentWritesRequiredMembers(t *testing.T) {
 func TestAppendToolResultRejectsInvalidRaw(t *testing.T) {
 	for _, raw := range []string{`{"a":`, `{} {}`, ``, `nul`} {
 		r := &CallToolResult{Content: []Content{}, StructuredContent: json.RawMessage(raw)}
-		if out, err := appendToolResult(nil, r, nil); err == nil {
+		if out, err := appendToolResult(nil, r, nil, modern); err == nil {
 			t.Errorf("structuredContent %q accepted: %s", raw, out)
 		}
 	}
@@ -109,7 +109,7 @@ func BenchmarkAppendToolResult(b *testing.B) {
 	b.Run("append", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := appendToolResult(make([]byte, 0, resultSizeHint(r)+len(meta)), r, meta); err != nil {
+			if _, err := appendToolResult(make([]byte, 0, resultSizeHint(r)+len(meta)), r, meta, modern); err != nil {
 				b.Fatal(err)
 			}
 		}

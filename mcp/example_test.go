@@ -263,3 +263,27 @@ func ExampleObserver() {
 	// Output:
 	// map[tools/call lookup: tool error:1 tools/call missing: error -32602:1]
 }
+
+// A reload builds a whole new tool set off the request path and swaps it
+// in at once; an unlisted tool stays callable by name.
+func ExampleServer_SetTools() {
+	s := mcp.NewServer(mcp.Implementation{Name: "reloading", Version: "1"}, nil)
+	text := func(t string) mcp.ToolHandler {
+		return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.TextResult(t), nil
+		}
+	}
+	ts := s.NewToolSet()
+	_ = ts.Add(&mcp.Tool{Name: "search", Description: "Find a tool"}, text("found"))
+	_ = ts.Add(&mcp.Tool{Name: "getPet", Description: "Get a pet"}, text("a cat"))
+	_ = ts.Unlist("getPet")
+	if err := s.SetTools(ts); err != nil {
+		fmt.Println(err)
+	}
+	c := mcp.NewClient(s)
+	tools, _ := c.ListTools(context.Background())
+	res, _ := c.CallTool(context.Background(), "getPet", nil)
+	fmt.Println(len(tools), tools[0].Name, res.Content[0].Text)
+	// Output:
+	// 1 search a cat
+}

@@ -138,6 +138,11 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.serveLegacyPOST(w, r, rc, msg)
 		return
 	}
+	if h.opts.Legacy.Disable && !msg.response && !msg.isNotification() && looksLegacy(r, msg) {
+		jerr := errLegacyDisabled(r, msg)
+		writeJSONError(w, jerr.HTTPStatus(), msg.id, jerr)
+		return
+	}
 	if msg.response {
 		writeJSONError(w, http.StatusBadRequest, msg.id, NewError(CodeInvalidRequest, "Invalid Request: clients must not send JSON-RPC responses", nil))
 		return

@@ -32,6 +32,13 @@ type message struct {
 
 func (m *message) isNotification() bool { return m.id == nil }
 
+// hasModernMeta reports whether the params' _meta names a protocol
+// version: the mark of a 2026-07-28 request.
+func (m *message) hasModernMeta() bool {
+	p, _ := m.requestParams()
+	return p != nil && p.Meta != nil && p.Meta.ProtocolVersion != nil
+}
+
 // requestParams returns the decoded params (an empty set when the message
 // has none); see decodeParams for the errors.
 func (m *message) requestParams() (*requestParams, *Error) {

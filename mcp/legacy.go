@@ -210,30 +210,23 @@ func (sess *session) serve(ctx context.Context, msg *message, out stream, ob *ob
 	for round := 0; ; round++ {
 		c := &call{msg: msg, params: params, req: sess.request(msg, params), spec: spec, legacy: true, obs: ob}
 		res, jerr := s.handle(ctx, c, out)
-		if jerr != nil || res == nil {
+		switch {
+		case jerr != nil:
 			return nil, legacyError(msg.method, jerr)
-		}
-		var head struct {
-			ResultType    string                     `json:"resultType"`
-			InputRequests map[string]json.RawMessage `json:"inputRequests"`
-			RequestState  string                     `json:"requestState"`
-		}
-		if err := json.Unmarshal(res, &head); err != nil {
+		case c.paused == nil && res == nil:
 			return nil, errInternal()
-		}
-		if head.ResultType != ResultInputRequired {
-			return legacyResult(msg.method, res), nil
-		}
-		if round >= 10 {
+		case c.paused == nil:
+			return res, nil // handlers encode legacy calls in the 2025-11-25 shape
+		case round >= 10:
 			return nil, NewError(CodeInternalError, "Too many input rounds", nil)
 		}
-		answers, jerr := sess.ask(ctx, out, head.InputRequests)
+		answers, jerr := sess.ask(ctx, out, c.paused.requests)
 		if jerr != nil {
 			return nil, jerr
 		}
 		raw, _ := json.Marshal(answers)
 		params.InputResponses = raw
-		state := head.RequestState
+		state := c.paused.state
 		params.RequestState = &state
 	}
 }
@@ -259,22 +252,22 @@ func (sess *session) request(msg *message, p *requestParams) *Request {
 
 // ask sends each input request as a real server-to-client request on the
 // request's stream and waits for every answer.
-func (sess *session) ask(ctx context.Context, out stream, reqs map[string]json.RawMessage) (map[string]json.RawMessage, *Error) {
+func (sess *session) ask(ctx context.Context, out stream, reqs map[string]InputRequest) (map[string]json.RawMessage, *Error) {
 	type waiting struct {
 		key string
 		ch  chan legacyReply
 	}
 	var ws []waiting
-	for key, raw := range reqs {
-		var ir struct {
-			Method string          `json:"method"`
-			Params json.RawMessage `json:"params"`
-		}
-		if err := json.Unmarshal(raw, &ir); err != nil {
-			return nil, errInternal()
+	for key, ir := range reqs {
+		var params json.RawMessage
+		if ir.Params != nil {
+			var err error
+			if params, err = json.Marshal(ir.Params); err != nil {
+				return nil, errInternal()
+			}
 		}
 		if ir.Method == MethodElicit {
-			ir.Params = legacyElicitParams(ir.Params)
+			params = legacyElicitParams(params)
 		}
 		sess.mu.Lock()
 		sess.nextID++
@@ -283,8 +276,8 @@ func (sess *session) ask(ctx context.Context, out stream, reqs map[string]json.R
 		sess.pending[id] = ch
 		sess.mu.Unlock()
 		msg := []byte(`{"jsonrpc":"2.0","id":` + id + `,"method":` + strconv.Quote(ir.Method))
-		if ir.Params != nil {
-			msg = append(append(msg, `,"params":`...), ir.Params...)
+		if params != nil {
+			msg = append(append(msg, `,"params":`...), params...)
 		}
 		msg = append(msg, '}')
 		if err := out.send(msg); err != nil {
@@ -328,59 +321,22 @@ func legacyElicitParams(p json.RawMessage) json.RawMessage {
 	return b
 }
 
-// legacyResult turns a 2026-07-28 result into its 2025-11-25 shape, in one
-// decode: it removes what 2026-07-28 added (resultType, the cache hints,
-// the serverInfo in _meta) and adapts what 2026-07-28 allows and 2025-11-25
-// does not: an outputSchema must have "type": "object" at its root (a
-// $ref-rooted schema whose target is an object gets the type added; any
-// other is left out), and structuredContent must be an object (a non-object
-// one is left out; the text block still carries it).
-func legacyResult(method string, res []byte) []byte {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(res, &m) != nil {
-		return res
+// legacyToolWire is a tool's 2025-11-25 wire form when it differs from
+// the 2026-07-28 one (nil otherwise): 2025-11-25 requires an outputSchema
+// with "type": "object" at its root, so a $ref-rooted schema whose target
+// is an object gets the type added and any other is left out. Lists for
+// legacy sessions are encoded from these, once per tool set.
+func legacyToolWire(t *Tool) (json.RawMessage, error) {
+	if len(t.OutputSchema) == 0 {
+		return nil, nil
 	}
-	delete(m, "resultType")
-	delete(m, "ttlMs")
-	delete(m, "cacheScope")
-	if raw, ok := m["_meta"]; ok {
-		var meta map[string]json.RawMessage
-		if json.Unmarshal(raw, &meta) == nil {
-			delete(meta, MetaServerInfo)
-			if len(meta) == 0 {
-				delete(m, "_meta")
-			} else {
-				m["_meta"], _ = json.Marshal(meta)
-			}
-		}
+	fixed, ok := objectRootedSchema(t.OutputSchema)
+	if ok && fixed == nil {
+		return nil, nil
 	}
-	switch method {
-	case "tools/list":
-		var tools []map[string]json.RawMessage
-		if json.Unmarshal(m["tools"], &tools) == nil {
-			for _, t := range tools {
-				raw, ok := t["outputSchema"]
-				if !ok {
-					continue
-				}
-				if fixed, ok := objectRootedSchema(raw); !ok {
-					delete(t, "outputSchema")
-				} else if fixed != nil {
-					t["outputSchema"] = fixed
-				}
-			}
-			m["tools"], _ = json.Marshal(tools)
-		}
-	case "tools/call":
-		if sc, ok := m["structuredContent"]; ok && (len(sc) == 0 || sc[0] != '{') {
-			delete(m, "structuredContent")
-		}
-	}
-	b, err := json.Marshal(m)
-	if err != nil {
-		return res
-	}
-	return b
+	lt := *t
+	lt.OutputSchema = fixed // nil when the schema cannot be object-rooted: left out
+	return json.Marshal(&lt)
 }
 
 // objectRootedSchema reports whether schema can be an object-rooted

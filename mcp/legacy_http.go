@@ -43,21 +43,33 @@ func (h *httpHandler) legacyRoute(r *http.Request, msg *message) bool {
 	if r.Header.Get(HeaderSessionID) != "" {
 		return true
 	}
-	return msg.method == "initialize" && !hasModernMeta(msg.params)
+	return msg.method == "initialize" && !msg.hasModernMeta()
 }
 
-func hasModernMeta(params json.RawMessage) bool {
-	if params == nil {
+// looksLegacy reports whether a request is of an initialize-based client:
+// no modern _meta, and no MCP-Protocol-Version header or a legacy one.
+func looksLegacy(r *http.Request, msg *message) bool {
+	if hv := r.Header.Get(HeaderProtocolVersion); hv != "" && !isLegacyVersion(hv) {
 		return false
 	}
-	var p struct {
-		Meta map[string]json.RawMessage `json:"_meta"`
+	return !msg.hasModernMeta()
+}
+
+// errLegacyDisabled answers a legacy client of a server that serves only
+// 2026-07-28, naming the version it asked for when it said.
+func errLegacyDisabled(r *http.Request, msg *message) *Error {
+	requested := r.Header.Get(HeaderProtocolVersion)
+	if requested == "" && msg.method == "initialize" {
+		var p struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		}
+		_ = json.Unmarshal(msg.params, &p)
+		requested = p.ProtocolVersion
 	}
-	if json.Unmarshal(params, &p) != nil {
-		return false
-	}
-	_, ok := p.Meta[MetaProtocolVersion]
-	return ok
+	return NewError(CodeUnsupportedProtocolVersion,
+		"Unsupported protocol version: this server serves only "+ProtocolVersion+
+			"; the initialize-based revisions (2025-11-25 and earlier) are turned off",
+		map[string]any{"supported": []string{ProtocolVersion}, "requested": requested})
 }
 
 // serveLegacyPOST serves one POSTed message of a legacy client.

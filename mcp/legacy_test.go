@@ -349,3 +349,56 @@ func TestToolFilter(t *testing.T) {
 		t.Fatalf("admin call: %v", err)
 	}
 }
+
+// TestLegacyDisabledNamesTheCause: with legacy clients turned off, a
+// 2025-11-25 client is told that only 2026-07-28 is served, not that a
+// header is missing; a modern request without the header still hears
+// about the header.
+func TestLegacyDisabledNamesTheCause(t *testing.T) {
+	ts := httptest.NewServer(NewHTTPHandler(legacyServer(t), &HTTPOptions{Legacy: LegacyOptions{Disable: true}}))
+	defer ts.Close()
+	for _, tc := range []struct {
+		name, body string
+		hdr        map[string]string
+		code       int
+		requested  string
+	}{
+		{"initialize", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"old","version":"1"}}}`,
+			nil, CodeUnsupportedProtocolVersion, "2025-11-25"},
+		{"initialize of an older revision", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{}}}`,
+			nil, CodeUnsupportedProtocolVersion, "2024-11-05"},
+		{"session request", `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+			map[string]string{HeaderSessionID: "abc", HeaderProtocolVersion: "2025-11-25"}, CodeUnsupportedProtocolVersion, "2025-11-25"},
+		{"legacy request without a session", `{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{}}`,
+			nil, CodeUnsupportedProtocolVersion, ""},
+		{"modern request without the header", `{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`,
+			map[string]string{HeaderMethod: "tools/list"}, CodeHeaderMismatch, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			status, m := dupPost(t, ts.URL, tc.hdr, tc.body)
+			var e struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+				Data    struct {
+					Supported []string `json:"supported"`
+					Requested *string  `json:"requested"`
+				} `json:"data"`
+			}
+			if err := json.Unmarshal(m["error"], &e); err != nil {
+				t.Fatalf("no error: %v", m)
+			}
+			if status != http.StatusBadRequest || e.Code != tc.code {
+				t.Fatalf("%d %d %q, want 400 and %d", status, e.Code, e.Message, tc.code)
+			}
+			if tc.code != CodeUnsupportedProtocolVersion {
+				return
+			}
+			if !strings.Contains(e.Message, "serves only 2026-07-28") || strings.Contains(e.Message, "header") {
+				t.Errorf("message %q does not name the cause", e.Message)
+			}
+			if !slices.Equal(e.Data.Supported, []string{ProtocolVersion}) || e.Data.Requested == nil || *e.Data.Requested != tc.requested {
+				t.Errorf("data %+v, want supported [2026-07-28] and requested %q", e.Data, tc.requested)
+			}
+		})
+	}
+}

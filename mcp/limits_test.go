@@ -269,12 +269,7 @@ const listenBody = `{"jsonrpc":"2.0","id":"L","method":"subscriptions/listen","p
 // openListen starts one listen stream from addr and waits for its first
 // answer: the acknowledgement (200) or a refusal.
 func openListen(ctx context.Context, h http.Handler, addr, bearer string, wg *sync.WaitGroup) (int, string) {
-	r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(listenBody)).WithContext(ctx)
-	r.Host = "127.0.0.1"
-	r.RemoteAddr = addr + ":40000"
-	r.Header.Set("Content-Type", "application/json")
-	r.Header.Set(HeaderProtocolVersion, ProtocolVersion)
-	r.Header.Set(HeaderMethod, "subscriptions/listen")
+	r := listenHTTPRequest(ctx, addr)
 	if bearer != "" {
 		r.Header.Set("Authorization", "Bearer "+bearer)
 	}
@@ -283,6 +278,17 @@ func openListen(ctx context.Context, h http.Handler, addr, bearer string, wg *sy
 	go func() { defer wg.Done(); h.ServeHTTP(w, r) }()
 	<-w.first
 	return w.result()
+}
+
+// listenHTTPRequest is an in-process subscriptions/listen request from addr.
+func listenHTTPRequest(ctx context.Context, addr string) *http.Request {
+	r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(listenBody)).WithContext(ctx)
+	r.Host = "127.0.0.1"
+	r.RemoteAddr = addr + ":40000"
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set(HeaderProtocolVersion, ProtocolVersion)
+	r.Header.Set(HeaderMethod, "subscriptions/listen")
+	return r
 }
 
 // TestListenStreamFlood reproduces issue 13's 3,000 anonymous listen

@@ -150,23 +150,27 @@ func (s *Server) handleDiscover(ctx context.Context, c *call) ([]byte, *Error) {
 }
 
 func (s *Server) handleToolsList(ctx context.Context, c *call) ([]byte, *Error) {
-	snap := s.tools.current(&s.mu)
-	if f := s.opts.ToolFilter; f != nil {
-		return snap.filteredPage(s, "tools", c.params.Cursor, func(e *toolEntry) bool { return f(ctx, c.req.Principal, &e.tool) })
+	snap := s.toolSnapshot()
+	call, list := s.opts.ToolFilter, s.opts.ListFilter
+	if call != nil || list != nil {
+		return snap.filteredPage(s, "tools", c.params.Cursor, func(e *toolEntry) bool {
+			p := c.req.Principal
+			return (call == nil || call(ctx, p, &e.tool)) && (list == nil || list(ctx, p, &e.tool))
+		}, c.era())
 	}
-	return snap.listPage(s, "tools", c.params.Cursor)
+	return snap.listPage(s, "tools", c.params.Cursor, c.era())
 }
 
 func (s *Server) handlePromptsList(ctx context.Context, c *call) ([]byte, *Error) {
-	return s.prompts.current(&s.mu).listPage(s, "prompts", c.params.Cursor)
+	return s.prompts.current(&s.mu).listPage(s, "prompts", c.params.Cursor, c.era())
 }
 
 func (s *Server) handleResourcesList(ctx context.Context, c *call) ([]byte, *Error) {
-	return s.resources.current(&s.mu).listPage(s, "resources", c.params.Cursor)
+	return s.resources.current(&s.mu).listPage(s, "resources", c.params.Cursor, c.era())
 }
 
 func (s *Server) handleTemplatesList(ctx context.Context, c *call) ([]byte, *Error) {
-	return s.templates.current(&s.mu).listPage(s, "resourceTemplates", c.params.Cursor)
+	return s.templates.current(&s.mu).listPage(s, "resourceTemplates", c.params.Cursor, c.era())
 }
 
 func (s *Server) handleToolsCall(ctx context.Context, c *call) ([]byte, *Error) {
@@ -233,8 +237,8 @@ func (s *Server) handlePromptsGet(ctx context.Context, c *call) ([]byte, *Error)
 	if out.Messages == nil {
 		out.Messages = []PromptMessage{}
 	}
-	out.Meta = s.withServerInfo(res.Meta)
-	return s.encodeResult(ResultComplete, &out, out.Meta != nil)
+	out.Meta = s.resultMeta(c, res.Meta)
+	return s.encodeFor(c, ResultComplete, &out, out.Meta != nil)
 }
 
 func (s *Server) handleResourcesRead(ctx context.Context, c *call) ([]byte, *Error) {
@@ -278,15 +282,18 @@ func (s *Server) handleResourcesRead(ctx context.Context, c *call) ([]byte, *Err
 		return nil, ErrResourceNotFound(uri)
 	}
 	out := *res
-	if out.TTLMs == nil {
+	switch {
+	case c.legacy:
+		out.TTLMs, out.Scope = nil, "" // cache hints are 2026-07-28's
+	case out.TTLMs == nil:
 		t := ttlMs(s.opts.ResourceTTL)
 		out.TTLMs = &t
 	}
-	if out.Scope == "" {
+	if out.Scope == "" && !c.legacy {
 		out.Scope = s.opts.CacheScope
 	}
-	out.Meta = s.withServerInfo(res.Meta)
-	return s.encodeResult(ResultComplete, &out, out.Meta != nil)
+	out.Meta = s.resultMeta(c, res.Meta)
+	return s.encodeFor(c, ResultComplete, &out, out.Meta != nil)
 }
 
 func (s *Server) handleComplete(ctx context.Context, c *call) ([]byte, *Error) {
@@ -334,7 +341,7 @@ func (s *Server) handleComplete(ctx context.Context, c *call) ([]byte, *Error) {
 	if len(comp.Values) > 100 {
 		comp.Values, comp.HasMore = comp.Values[:100], true
 	}
-	return s.encodeResult(ResultComplete, struct {
+	return s.encodeFor(c, ResultComplete, struct {
 		Completion *Completion `json:"completion"`
 	}{comp}, false)
 }
@@ -387,6 +394,12 @@ func (s *Server) pause(ctx context.Context, c *call, name string, args json.RawM
 	token, err := s.opts.StateCodec.Seal(ctx, s.binding(c, name, args), c.req.Round+1, cont)
 	if err != nil {
 		return nil, s.toError(c.msg.method, err)
+	}
+	if c.legacy {
+		// A legacy session asks the client itself and runs the handler
+		// again (session.serve); nothing is encoded.
+		c.paused = &pausedRound{requests: ir.Requests, state: token}
+		return nil, nil
 	}
 	return s.encodeResult(ResultInputRequired, struct {
 		InputRequests map[string]InputRequest `json:"inputRequests,omitempty"`

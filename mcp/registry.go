@@ -1,7 +1,9 @@
 package mcp
 
 import (
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -12,9 +14,11 @@ import (
 )
 
 // registry keeps one kind of primitive in registration order. Writers hold
-// Server.mu; readers load an immutable snapshot without locking. Each item's
-// wire form is encoded once at registration, and each snapshot encodes its
-// list pages once, on first use.
+// the mutex the registry's owner passes to current (Server.mu, or a
+// ToolSet's own while it is built); readers load an immutable snapshot
+// without locking. Each item's wire form is encoded once at registration,
+// and each snapshot encodes its list pages once, on first use. An unlisted
+// item can be looked up but is left out of the list pages.
 type registry[T any] struct {
 	order []string
 	items map[string]*item[T]
@@ -22,30 +26,54 @@ type registry[T any] struct {
 }
 
 type item[T any] struct {
-	key  string
-	wire json.RawMessage
-	val  *T
+	key      string
+	wire     json.RawMessage
+	legacy   json.RawMessage // the 2025-11-25 wire form when it differs (nil: wire)
+	val      *T
+	unlisted bool
 }
 
 type snapshot[T any] struct {
-	list  []*item[T]
-	index map[string]int
+	list  []*item[T]          // the listed items, in order: the list pages
+	index map[string]int      // position in list of each listed key
+	all   []*item[T]          // every item, listed or not, in order
+	byKey map[string]*item[T] // every item by key
 
-	pagesOnce sync.Once
-	pages     [][]byte
+	pages [2]pageCache // by era
+
+	versionOnce sync.Once
+	version     string
 }
 
-// put adds or replaces key; a replaced item keeps its position.
-func (r *registry[T]) put(key string, wire json.RawMessage, v *T) {
+// put adds or replaces key; a replaced item keeps its position. legacy is
+// the item's 2025-11-25 wire form when it differs from wire, else nil.
+func (r *registry[T]) put(key string, wire, legacy json.RawMessage, v *T) {
 	if r.items == nil {
 		r.items = make(map[string]*item[T])
 	}
 	if _, ok := r.items[key]; !ok {
 		r.order = append(r.order, key)
 	}
-	r.items[key] = &item[T]{key: key, wire: wire, val: v}
+	r.items[key] = &item[T]{key: key, wire: wire, legacy: legacy, val: v}
 	r.snap.Store(nil)
 }
+
+// unlist leaves key out of the list pages (it can still be looked up)
+// and reports whether key is there.
+func (r *registry[T]) unlist(key string) bool {
+	it, ok := r.items[key]
+	if !ok {
+		return false
+	}
+	if !it.unlisted {
+		r.items[key] = &item[T]{key: it.key, wire: it.wire, legacy: it.legacy, val: it.val, unlisted: true}
+		r.snap.Store(nil)
+	}
+	return true
+}
+
+// len is the number of items, listed or not.
+func (r *registry[T]) len() int { return len(r.order) }
 
 // remove deletes key and reports whether it was there.
 func (r *registry[T]) remove(key string) bool {
@@ -73,25 +101,75 @@ func (r *registry[T]) current(mu *sync.Mutex) *snapshot[T] {
 	if s := r.snap.Load(); s != nil {
 		return s
 	}
-	s := &snapshot[T]{list: make([]*item[T], len(r.order)), index: make(map[string]int, len(r.order))}
+	s := &snapshot[T]{list: make([]*item[T], 0, len(r.order)), index: make(map[string]int, len(r.order)),
+		all: make([]*item[T], len(r.order)), byKey: make(map[string]*item[T], len(r.order))}
 	for i, k := range r.order {
-		s.list[i] = r.items[k]
-		s.index[k] = i
+		it := r.items[k]
+		s.all[i], s.byKey[k] = it, it
+		if !it.unlisted {
+			s.index[k] = len(s.list)
+			s.list = append(s.list, it)
+		}
 	}
 	r.snap.Store(s)
 	return s
 }
 
 func (s *snapshot[T]) get(key string) *T {
-	if i, ok := s.index[key]; ok {
-		return s.list[i].val
+	if it, ok := s.byKey[key]; ok {
+		return it.val
 	}
 	return nil
 }
 
+// encodeAll encodes the list pages now (they are otherwise encoded on the
+// first list request).
+func (s *snapshot[T]) encodeAll(srv *Server, field string) {
+	s.pagesOf(srv, field, modern)
+}
+
+// fingerprint identifies the snapshot's content: the SHA-256 of every
+// item's key, listing and wire form, base64url; computed once.
+func (s *snapshot[T]) fingerprint() string {
+	s.versionOnce.Do(func() {
+		h := sha256.New()
+		var n [8]byte
+		for _, it := range s.all {
+			for _, b := range [][]byte{[]byte(it.key), it.wire} {
+				binary.BigEndian.PutUint64(n[:], uint64(len(b)))
+				h.Write(n[:])
+				h.Write(b)
+			}
+			if it.unlisted {
+				h.Write([]byte{1})
+			} else {
+				h.Write([]byte{0})
+			}
+		}
+		s.version = base64.RawURLEncoding.EncodeToString(h.Sum(nil))
+	})
+	return s.version
+}
+
+// era picks the shape of an encoded list page: 2026-07-28, or the
+// 2025-11-25 shape of legacy sessions (no resultType, no cache hints, no
+// serverInfo, and each item's legacy wire form).
+type era int
+
+const (
+	modern era = iota
+	legacyEra
+)
+
+// pageCache holds one era's list pages of a snapshot, encoded once.
+type pageCache struct {
+	once  sync.Once
+	pages [][]byte
+}
+
 // listPage returns the encoded result of the page a cursor names. field is
 // the result's array member ("tools", "prompts", …).
-func (s *snapshot[T]) listPage(srv *Server, field string, cursor *string) ([]byte, *Error) {
+func (s *snapshot[T]) listPage(srv *Server, field string, cursor *string, e era) ([]byte, *Error) {
 	size := srv.opts.PageSize
 	start := 0
 	if cursor != nil {
@@ -103,17 +181,23 @@ func (s *snapshot[T]) listPage(srv *Server, field string, cursor *string) ([]byt
 		start = i
 	}
 	if start%size == 0 {
-		s.pagesOnce.Do(func() { s.pages = s.encodePages(srv, field) })
-		if p := start / size; p < len(s.pages) {
-			return s.pages[p], nil
+		if pages := s.pagesOf(srv, field, e); start/size < len(pages) {
+			return pages[start/size], nil
 		}
 	}
-	return s.encodePage(srv, field, start), nil
+	return s.encodePage(srv, field, start, srv.opts.CacheScope, e), nil
+}
+
+// pagesOf returns the era's pages, encoding them on first use.
+func (s *snapshot[T]) pagesOf(srv *Server, field string, e era) [][]byte {
+	pc := &s.pages[e]
+	pc.once.Do(func() { pc.pages = s.encodePages(srv, field, e) })
+	return pc.pages
 }
 
 // filteredPage is listPage over the items keep admits, encoded per request
 // and marked private: what it lists depends on the caller.
-func (s *snapshot[T]) filteredPage(srv *Server, field string, cursor *string, keep func(*T) bool) ([]byte, *Error) {
+func (s *snapshot[T]) filteredPage(srv *Server, field string, cursor *string, keep func(*T) bool, e era) ([]byte, *Error) {
 	var visible []*item[T]
 	for _, it := range s.list {
 		if keep(it.val) {
@@ -138,41 +222,45 @@ func (s *snapshot[T]) filteredPage(srv *Server, field string, cursor *string, ke
 		}
 	}
 	sub := &snapshot[T]{list: visible}
-	return sub.encodePageScope(srv, field, start, CachePrivate), nil
+	return sub.encodePage(srv, field, start, CachePrivate, e), nil
 }
 
-func (s *snapshot[T]) encodePages(srv *Server, field string) [][]byte {
+func (s *snapshot[T]) encodePages(srv *Server, field string, e era) [][]byte {
 	n := (len(s.list) + srv.opts.PageSize - 1) / srv.opts.PageSize
 	if n == 0 {
 		n = 1
 	}
 	pages := make([][]byte, n)
 	for p := range pages {
-		pages[p] = s.encodePage(srv, field, p*srv.opts.PageSize)
+		pages[p] = s.encodePage(srv, field, p*srv.opts.PageSize, srv.opts.CacheScope, e)
 	}
 	return pages
 }
 
-func (s *snapshot[T]) encodePage(srv *Server, field string, start int) []byte {
-	return s.encodePageScope(srv, field, start, srv.opts.CacheScope)
-}
-
-func (s *snapshot[T]) encodePageScope(srv *Server, field string, start int, scope string) []byte {
+// encodePage encodes the page starting at start: for modern, resultType,
+// the items, nextCursor, the cache hints and the server's identity; for a
+// legacy session the items (in their legacy form) and nextCursor only.
+func (s *snapshot[T]) encodePage(srv *Server, field string, start int, scope string, e era) []byte {
 	end := min(start+srv.opts.PageSize, len(s.list))
 	start = min(start, end)
+	items := s.list[start:end]
 	size := 128 + len(srv.infoMeta)
-	for _, it := range s.list[start:end] {
-		size += len(it.wire) + 1
+	for _, it := range items {
+		size += len(it.wireFor(e)) + 1
 	}
 	b := make([]byte, 0, size)
-	b = append(b, `{"resultType":"complete","`...)
+	if e == modern {
+		b = append(b, `{"resultType":"complete","`...)
+	} else {
+		b = append(b, `{"`...)
+	}
 	b = append(b, field...)
 	b = append(b, `":[`...)
-	for i, it := range s.list[start:end] {
+	for i, it := range items {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, it.wire...)
+		b = append(b, it.wireFor(e)...)
 	}
 	b = append(b, ']')
 	if end < len(s.list) {
@@ -180,22 +268,33 @@ func (s *snapshot[T]) encodePageScope(srv *Server, field string, start int, scop
 		b = append(b, base64.RawURLEncoding.EncodeToString([]byte(s.list[end].key))...)
 		b = append(b, '"')
 	}
-	b = append(b, `,"ttlMs":`...)
-	b = strconv.AppendInt(b, ttlMs(srv.opts.ListTTL), 10)
-	b = append(b, `,"cacheScope":"`...)
-	b = append(b, scope...)
-	b = append(b, `","_meta":`...)
-	b = append(b, srv.infoMeta...)
+	if e == modern {
+		b = append(b, `,"ttlMs":`...)
+		b = strconv.AppendInt(b, ttlMs(srv.opts.ListTTL), 10)
+		b = append(b, `,"cacheScope":"`...)
+		b = append(b, scope...)
+		b = append(b, `","_meta":`...)
+		b = append(b, srv.infoMeta...)
+	}
 	return append(b, '}')
+}
+
+// wireFor is the item's encoded form in an era.
+func (it *item[T]) wireFor(e era) json.RawMessage {
+	if e == legacyEra && it.legacy != nil {
+		return it.legacy
+	}
+	return it.wire
 }
 
 // Registry entries.
 
 type toolEntry struct {
-	tool    Tool
-	handler ToolHandler
-	headers []headerParam // x-mcp-header annotated arguments
-	task    *TaskTool     // set for tools that can run as a task
+	tool       Tool
+	handler    ToolHandler
+	headers    []headerParam   // x-mcp-header annotated arguments
+	task       *TaskTool       // set for tools that can run as a task
+	legacyWire json.RawMessage // the 2025-11-25 form, when it differs
 }
 
 type promptEntry struct {
@@ -226,8 +325,22 @@ func (s *Server) AddTool(t *Tool, h ToolHandler) error {
 }
 
 func (s *Server) addTool(t *Tool, h ToolHandler, task *TaskTool) error {
-	if err := validToolName(t.Name); err != nil {
+	wire, e, err := newToolEntry(t, h, task)
+	if err != nil {
 		return err
+	}
+	s.mu.Lock()
+	s.tools.Load().put(e.tool.Name, wire, e.legacyWire, e)
+	s.setCap(&s.capsTools)
+	s.mu.Unlock()
+	s.toolsChanged()
+	return nil
+}
+
+// newToolEntry validates t and encodes its wire form.
+func newToolEntry(t *Tool, h ToolHandler, task *TaskTool) (json.RawMessage, *toolEntry, error) {
+	if err := validToolName(t.Name); err != nil {
+		return nil, nil, err
 	}
 	tool := *t
 	if len(tool.InputSchema) == 0 {
@@ -235,18 +348,17 @@ func (s *Server) addTool(t *Tool, h ToolHandler, task *TaskTool) error {
 	}
 	headers, err := headerParams(tool.InputSchema)
 	if err != nil {
-		return fmt.Errorf("mcp: tool %q: %w", t.Name, err)
+		return nil, nil, fmt.Errorf("mcp: tool %q: %w", t.Name, err)
 	}
 	wire, err := json.Marshal(&tool)
 	if err != nil {
-		return fmt.Errorf("mcp: tool %q: encode: %w", t.Name, err)
+		return nil, nil, fmt.Errorf("mcp: tool %q: encode: %w", t.Name, err)
 	}
-	s.mu.Lock()
-	s.tools.put(tool.Name, wire, &toolEntry{tool: tool, handler: h, headers: headers, task: task})
-	s.setCap(&s.capsTools)
-	s.mu.Unlock()
-	s.listeners.publish(event{kind: evTools})
-	return nil
+	e := &toolEntry{tool: tool, handler: h, headers: headers, task: task}
+	if e.legacyWire, err = legacyToolWire(&tool); err != nil {
+		return nil, nil, fmt.Errorf("mcp: tool %q: encode: %w", t.Name, err)
+	}
+	return wire, e, nil
 }
 
 // RemoveTools removes tools by name and notifies listening clients.
@@ -254,11 +366,20 @@ func (s *Server) RemoveTools(names ...string) {
 	s.mu.Lock()
 	changed := false
 	for _, n := range names {
-		changed = s.tools.remove(n) || changed
+		changed = s.tools.Load().remove(n) || changed
 	}
 	s.mu.Unlock()
 	if changed {
-		s.listeners.publish(event{kind: evTools})
+		s.toolsChanged()
+	}
+}
+
+// toolsChanged tells listening clients of this process, then the
+// ToolsChanged callback, that the tool list changed.
+func (s *Server) toolsChanged() {
+	s.listeners.publish(event{kind: evTools})
+	if f := s.opts.ToolsChanged; f != nil {
+		f()
 	}
 }
 
@@ -272,7 +393,7 @@ func (s *Server) AddPrompt(p *Prompt, h PromptHandler) error {
 		return fmt.Errorf("mcp: prompt %q: encode: %w", p.Name, err)
 	}
 	s.mu.Lock()
-	s.prompts.put(p.Name, wire, &promptEntry{prompt: *p, handler: h})
+	s.prompts.put(p.Name, wire, nil, &promptEntry{prompt: *p, handler: h})
 	s.setCap(&s.capsPrompts)
 	s.mu.Unlock()
 	s.listeners.publish(event{kind: evPrompts})
@@ -302,7 +423,7 @@ func (s *Server) AddResource(r *Resource, h ResourceHandler) error {
 		return fmt.Errorf("mcp: resource %q: encode: %w", r.URI, err)
 	}
 	s.mu.Lock()
-	s.resources.put(r.URI, wire, &resourceEntry{res: *r, handler: h})
+	s.resources.put(r.URI, wire, nil, &resourceEntry{res: *r, handler: h})
 	s.setCap(&s.capsRes)
 	s.mu.Unlock()
 	s.listeners.publish(event{kind: evResources})
@@ -325,7 +446,7 @@ func (s *Server) AddResourceTemplate(t *ResourceTemplate, h ResourceHandler) err
 		return fmt.Errorf("mcp: resource template %q: encode: %w", t.URITemplate, err)
 	}
 	s.mu.Lock()
-	s.templates.put(t.URITemplate, wire, &templateEntry{tmpl: *t, handler: h, match: re, vars: vars})
+	s.templates.put(t.URITemplate, wire, nil, &templateEntry{tmpl: *t, handler: h, match: re, vars: vars})
 	s.setCap(&s.capsRes)
 	s.mu.Unlock()
 	s.listeners.publish(event{kind: evResources})
@@ -356,7 +477,12 @@ func (s *Server) setCap(c *bool) {
 }
 
 func (s *Server) lookupTool(name string) *toolEntry {
-	return s.tools.current(&s.mu).get(name)
+	return s.toolSnapshot().get(name)
+}
+
+// toolSnapshot is the current tool set's snapshot.
+func (s *Server) toolSnapshot() *snapshot[toolEntry] {
+	return s.tools.Load().current(&s.mu)
 }
 
 // validToolName enforces the spec's SHOULD: 1–128 of [A-Za-z0-9_.-].

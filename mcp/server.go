@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpgate/mcpgate/internal/jsonx"
@@ -50,6 +51,18 @@ type ServerOptions struct {
 	// depend only on the caller (for example its scopes), never on earlier
 	// requests.
 	ToolFilter func(ctx context.Context, p Principal, tool *Tool) bool
+	// ListFilter, when set, decides which tools tools/list shows a caller,
+	// beyond ToolFilter: a tool it leaves out is still callable (a policy
+	// that hides what it would refuse answers the call itself). Lists it
+	// filters are "private". It must depend only on the caller.
+	ListFilter func(ctx context.Context, p Principal, tool *Tool) bool
+	// ToolsChanged, when set, is called after every change of this
+	// server's tool set (SetTools, AddTool, RemoveTools), once the
+	// listening clients of this process were told: the seam where a
+	// cluster tells its other replicas (ToolsVersion identifies the new
+	// set). It runs on the goroutine that made the change; it must not
+	// block for long.
+	ToolsChanged func()
 }
 
 // StateCodec seals the state of a paused request into the opaque
@@ -82,7 +95,7 @@ type Server struct {
 	infoMeta []byte // {"io.modelcontextprotocol/serverInfo":{...}}
 
 	mu           sync.Mutex
-	tools        registry[toolEntry]
+	tools        atomic.Pointer[registry[toolEntry]] // swapped whole by SetTools
 	prompts      registry[promptEntry]
 	resources    registry[resourceEntry]
 	templates    registry[templateEntry]
@@ -133,6 +146,7 @@ func NewServer(info Implementation, opts *ServerOptions) *Server {
 	}
 	s.listeners = newBroker()
 	s.methods = s.methodTable()
+	s.tools.Store(new(registry[toolEntry]))
 	return s
 }
 
@@ -198,6 +212,24 @@ type call struct {
 	spec   methodSpec
 	legacy bool         // a request of a legacy (initialize-based) session
 	obs    *observation // nil when the server has no observer
+	// paused is set instead of a result when a legacy request's handler
+	// paused for input (see pause).
+	paused *pausedRound
+}
+
+// pausedRound is what a paused legacy request asks and the sealed state it
+// resumes with.
+type pausedRound struct {
+	requests map[string]InputRequest
+	state    string
+}
+
+// era is the shape the call's result takes.
+func (c *call) era() era {
+	if c.legacy {
+		return legacyEra
+	}
+	return modern
 }
 
 // HeaderSource gives the transport's request headers to admission; stdio has
@@ -373,6 +405,42 @@ func (s *Server) encodeResult(resultType string, v any, hasMeta bool) ([]byte, *
 		meta = nil
 	}
 	return spliceResult(make([]byte, 0, len(body)+len(s.infoMeta)+40), resultType, body, meta), nil
+}
+
+// encodeFor encodes a result for the call's era: for a legacy session the
+// plain result (v must then hold no 2026-07-28 member), for modern ones
+// with resultType and the server identity (see encodeResult).
+func (s *Server) encodeFor(c *call, resultType string, v any, hasMeta bool) ([]byte, *Error) {
+	if !c.legacy {
+		return s.encodeResult(resultType, v, hasMeta)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		s.logger.Error("mcp: encode result", "err", err)
+		return nil, errInternal()
+	}
+	return b, nil
+}
+
+// resultMeta is the _meta of a result: the handler's, with the server's
+// identity added for modern requests and left out for legacy ones.
+func (s *Server) resultMeta(c *call, meta map[string]any) map[string]any {
+	if !c.legacy {
+		return s.withServerInfo(meta)
+	}
+	if _, ok := meta[MetaServerInfo]; !ok {
+		return meta
+	}
+	m := make(map[string]any, len(meta))
+	for k, v := range meta {
+		if k != MetaServerInfo {
+			m[k] = v
+		}
+	}
+	if len(m) == 0 {
+		return nil
+	}
+	return m
 }
 
 // withServerInfo returns a copy of meta with the server identity added.

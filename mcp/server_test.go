@@ -706,10 +706,11 @@ func TestStdio(t *testing.T) {
 		addText(t, s, "ok", "ok")
 		ss := startStdio(t, s, &mcp.StdioOptions{MaxMessageBytes: 512})
 		for _, tc := range []struct{ line, want string }{
-			{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ok","arguments":{"pad":"` + strings.Repeat("x", 600) + `"}}}`, `{"jsonrpc":"2.0","error":{"code":-32600,`},
-			{strings.Repeat("y", 200_000), `{"jsonrpc":"2.0","error":{"code":-32600,`}, // longer than the read buffer
-			{`{not json`, `{"jsonrpc":"2.0","error":{"code":-32700,`},
-			{`[]`, `{"jsonrpc":"2.0","error":{"code":-32600,`},
+			// An id that cannot be read is answered as null (JSON-RPC 2.0 §5).
+			{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ok","arguments":{"pad":"` + strings.Repeat("x", 600) + `"}}}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,`},
+			{strings.Repeat("y", 200_000), `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,`}, // longer than the read buffer
+			{`{not json`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,`},
+			{`[]`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,`},
 			{stdioReq("4", "tools/list", `"_meta":{}`), `{"jsonrpc":"2.0","id":4,"error":{"code":-32602,`},
 			{stdioReq("5", "ping", ""), `{"jsonrpc":"2.0","id":5,"error":{"code":-32601,`},
 			{stdioReq("6", "tools/call", `"name":"ok"`), `{"jsonrpc":"2.0","id":6,"result":{"resultType":"complete"`},

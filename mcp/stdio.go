@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -58,7 +59,7 @@ func ServeStdio(ctx context.Context, s *Server, in io.Reader, out io.Writer, opt
 			msg, id, jerr := decodeMessage(line)
 			switch {
 			case jerr != nil:
-				w.write(appendError(nil, id, jerr))
+				w.write(appendError(nil, idOrNull(id), jerr))
 			case msg.response:
 				if legacy != nil {
 					legacy.deliver(msg) // an answer to a server-to-client request
@@ -89,7 +90,7 @@ func ServeStdio(ctx context.Context, s *Server, in io.Reader, out io.Writer, opt
 				// process's legacy session; after it, requests without
 				// modern _meta belong to that session. Modern requests
 				// stay stateless either way.
-				if msg.method == "initialize" && !hasModernMeta(msg.params) {
+				if msg.method == "initialize" && !msg.hasModernMeta() {
 					_, ob := s.observe(ctx, msg, "stdio", LatestLegacyVersion)
 					sess, res, jerr := s.newSession(msg.params, PrincipalFrom(ctx))
 					if sess != nil {
@@ -111,7 +112,7 @@ func ServeStdio(ctx context.Context, s *Server, in io.Reader, out io.Writer, opt
 				var serve func(ctx context.Context, st stream) ([]byte, *Error)
 				var octx context.Context
 				var ob *observation
-				if legacy != nil && !hasModernMeta(msg.params) {
+				if legacy != nil && !msg.hasModernMeta() {
 					sess := legacy
 					octx, ob = s.observe(ctx, msg, "stdio", sess.version)
 					serve = func(ctx context.Context, st stream) ([]byte, *Error) { return sess.serve(ctx, msg, st, ob) }
@@ -156,7 +157,7 @@ func ServeStdio(ctx context.Context, s *Server, in io.Reader, out io.Writer, opt
 		}
 		if err != nil {
 			if errors.Is(err, errTooLargeLine) {
-				w.write(appendError(nil, nil, NewError(CodeInvalidRequest, fmt.Sprintf("Invalid Request: message exceeds %d bytes", o.MaxMessageBytes), nil)))
+				w.write(appendError(nil, idOrNull(nil), NewError(CodeInvalidRequest, fmt.Sprintf("Invalid Request: message exceeds %d bytes", o.MaxMessageBytes), nil)))
 				continue
 			}
 			// End of input: listen streams end now, other requests finish.
@@ -194,6 +195,19 @@ func forwardSessionNotifications(ctx context.Context, sess *session, w *stdioWri
 			}
 		}
 	}
+}
+
+// idOrNull is the id of an error reply on stdio: the request's id, or null
+// when it could not be read (JSON-RPC 2.0 §5: a parse error or an invalid
+// request without a readable id answers "id": null). Over HTTP such an
+// error omits the id instead, as the MCP schema (id: string | integer)
+// prefers: the reply is tied to its POST anyway, while on stdio a client
+// matching replies to requests needs the member to be there.
+func idOrNull(id json.RawMessage) json.RawMessage {
+	if id == nil {
+		return json.RawMessage("null")
+	}
+	return id
 }
 
 type stdioCall struct {

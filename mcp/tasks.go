@@ -170,6 +170,15 @@ func (s *Server) EnableTasks(cfg TaskConfig) error {
 
 // AddTaskTool registers a tool that runs as a task.
 func (s *Server) AddTaskTool(t *TaskTool) error {
+	if err := s.checkTaskTool(t); err != nil {
+		return err
+	}
+	tt := *t
+	s.handleTask(&tt)
+	return s.addTool(&tt.Tool, nil, &tt)
+}
+
+func (s *Server) checkTaskTool(t *TaskTool) error {
 	s.mu.Lock()
 	x := s.tasks
 	s.mu.Unlock()
@@ -179,15 +188,29 @@ func (s *Server) AddTaskTool(t *TaskTool) error {
 	if t.Run == nil || (t.Support != TaskOptional && t.Support != TaskRequired) {
 		return fmt.Errorf("mcp: task tool %q needs Run and a Support", t.Tool.Name)
 	}
-	tt := *t
-	x.cfg.Runner.Handle(t.Tool.Name, tasks.Handler{
+	return nil
+}
+
+// handleTask registers t's name with the task runner. The handler runs a
+// task with the definition its tool has when the task starts, so a tool
+// set swapped in later (SetTools) takes effect for tasks that start after
+// it; a task whose tool left the set fails.
+func (s *Server) handleTask(t *TaskTool) {
+	s.mu.Lock()
+	x := s.tasks
+	s.mu.Unlock()
+	name := t.Tool.Name
+	x.cfg.Runner.Handle(name, tasks.Handler{
 		Idempotent: t.Idempotent,
 		Timeout:    t.Timeout,
 		Run: func(ctx context.Context, ex *tasks.Exec) (json.RawMessage, error) {
-			return s.runTask(ctx, &tt, ex)
+			e := s.lookupTool(name)
+			if e == nil || e.task == nil {
+				return nil, &tasks.RPCError{Code: CodeInvalidParams, Message: "Unknown tool: " + name}
+			}
+			return s.runTask(ctx, e.task, ex)
 		},
 	})
-	return s.addTool(&tt.Tool, nil, &tt)
 }
 
 // taskParams is what a task stores to run (or re-run) its call.
@@ -306,14 +329,18 @@ func (s *Server) toolOutcome(ctx context.Context, c *call, name string, args jso
 	}
 	meta := res.Meta
 	if meta != nil {
-		meta = s.withServerInfo(meta)
+		meta = s.resultMeta(c, meta)
 	}
 	out := *res
 	out.Meta = meta
 	if c.obs != nil {
 		c.obs.toolError = out.IsError
 	}
-	b, err := appendToolResult(make([]byte, 0, resultSizeHint(&out)+len(s.infoMeta)), &out, s.infoMeta)
+	info := s.infoMeta
+	if c.legacy {
+		info = nil
+	}
+	b, err := appendToolResult(make([]byte, 0, resultSizeHint(&out)+len(info)), &out, info, c.era())
 	if err != nil {
 		s.logger.Error("mcp: encode tools/call result", "tool", name, "err", err)
 		return nil, errInternal()

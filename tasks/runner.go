@@ -111,17 +111,17 @@ type RunnerConfig struct {
 // passes cancelation through the context, supports input rounds and
 // recovers orphaned tasks. Register handlers with Handle before Run.
 type Runner struct {
-	cfg      RunnerConfig
-	m        Manager
-	handlers map[string]Handler
-	queue    chan job
-	slots    chan struct{} // one token per running (not waiting) handler
+	cfg   RunnerConfig
+	m     Manager
+	queue chan job
+	slots chan struct{} // one token per running (not waiting) handler
 
 	draining chan struct{} // closed when Run begins to shut down
 
-	mu      sync.Mutex
-	running map[string]*Exec
-	queued  map[string]bool // ids in queue: recovery does not queue them twice
+	mu       sync.Mutex
+	running  map[string]*Exec
+	queued   map[string]bool // ids in queue: recovery does not queue them twice
+	handlers map[string]Handler
 }
 
 type job struct {
@@ -183,12 +183,24 @@ func (r *Runner) Manager() Manager { return r.m }
 // Publisher is the publisher the runner was configured with, or nil.
 func (r *Runner) Publisher() Publisher { return r.cfg.Publisher }
 
-// Handle registers the handler for a tool. Call it before Run and Submit.
+// Handle registers (or replaces) the handler for a tool. Call it before
+// Submit for that tool; it is safe while the runner runs (a reloaded tool
+// set registers its task tools again).
 func (r *Runner) Handle(tool string, h Handler) {
 	if h.Run == nil {
 		panic("tasks: Handle with nil Run")
 	}
+	r.mu.Lock()
 	r.handlers[tool] = h
+	r.mu.Unlock()
+}
+
+// handler returns the handler registered for a tool.
+func (r *Runner) handler(tool string) (Handler, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	h, ok := r.handlers[tool]
+	return h, ok
 }
 
 // Owner returns the lease owner name of this runner.
@@ -198,7 +210,7 @@ func (r *Runner) Owner() string { return r.cfg.Owner }
 // manager) and queues it for execution. The returned task is the handle for
 // CreateTaskResult. Idempotent is taken from the handler.
 func (r *Runner) Submit(ctx context.Context, nt NewTask) (Task, error) {
-	h, ok := r.handlers[nt.ToolName]
+	h, ok := r.handler(nt.ToolName)
 	if !ok {
 		return Task{}, fmt.Errorf("submit task: %w: no handler for tool %q", ErrInvalid, nt.ToolName)
 	}
@@ -296,7 +308,7 @@ func (r *Runner) recover(ctx context.Context, asOf time.Time, block bool) (recov
 	}
 	st.listed = len(orphans)
 	for _, o := range orphans {
-		h, known := r.handlers[o.ToolName]
+		h, known := r.handler(o.ToolName)
 		if known && !o.CancelRequested && r.rerunnable(&o, h) {
 			r.mu.Lock()
 			already := r.queued[o.ID]
@@ -501,7 +513,7 @@ func (r *Runner) runJob(ctx, base context.Context, j job) {
 		}
 		return // taken, finished or gone
 	}
-	h, ok := r.handlers[t.ToolName]
+	h, ok := r.handler(t.ToolName)
 	if !ok {
 		r.finish(t.Lease(), Failed, internalError("No handler for tool"), MsgNoHandler)
 		return

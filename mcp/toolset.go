@@ -1,0 +1,138 @@
+package mcp
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// ToolSet is a complete set of tools, built off the request path and put in
+// service in one step with Server.SetTools: the way to reload a changed API
+// description while serving. Building a set validates and encodes every
+// tool and, when it is swapped in, its tools/list pages; a request sees
+// either the old set or the new one, never a mix, and a call in flight
+// finishes with the handler it started with.
+//
+// A tool can be unlisted: callable by name but left out of tools/list (a
+// discovery mode lists a few tools and keeps every tool callable).
+//
+// A ToolSet is safe for concurrent use while it is built; once passed to
+// SetTools it belongs to the server and must not be changed.
+type ToolSet struct {
+	srv   *Server
+	mu    sync.Mutex
+	reg   *registry[toolEntry]
+	tasks map[string]*TaskTool
+	used  bool
+}
+
+// NewToolSet returns an empty set of tools for s.
+func (s *Server) NewToolSet() *ToolSet {
+	return &ToolSet{srv: s, reg: new(registry[toolEntry]), tasks: map[string]*TaskTool{}}
+}
+
+// Add adds (or replaces) a tool; see Server.AddTool.
+func (ts *ToolSet) Add(t *Tool, h ToolHandler) error {
+	if h == nil {
+		return fmt.Errorf("mcp: tool %q: nil handler", t.Name)
+	}
+	return ts.add(t, h, nil)
+}
+
+// AddTask adds a tool that runs as a task; see Server.AddTaskTool. The
+// server needs EnableTasks.
+func (ts *ToolSet) AddTask(t *TaskTool) error {
+	if err := ts.srv.checkTaskTool(t); err != nil {
+		return err
+	}
+	tt := *t
+	return ts.add(&tt.Tool, nil, &tt)
+}
+
+func (ts *ToolSet) add(t *Tool, h ToolHandler, task *TaskTool) error {
+	wire, e, err := newToolEntry(t, h, task)
+	if err != nil {
+		return err
+	}
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if ts.used {
+		return errors.New("mcp: the tool set is in service and cannot change")
+	}
+	ts.reg.put(e.tool.Name, wire, e.legacyWire, e)
+	if task != nil {
+		ts.tasks[e.tool.Name] = task
+	} else {
+		delete(ts.tasks, e.tool.Name)
+	}
+	return nil
+}
+
+// Unlist keeps the named tools callable but out of tools/list. Naming a
+// tool the set does not hold is an error.
+func (ts *ToolSet) Unlist(names ...string) error {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if ts.used {
+		return errors.New("mcp: the tool set is in service and cannot change")
+	}
+	for _, n := range names {
+		if !ts.reg.unlist(n) {
+			return fmt.Errorf("mcp: unlist %q: no such tool in the set", n)
+		}
+	}
+	return nil
+}
+
+// Len is the number of tools in the set, listed or not.
+func (ts *ToolSet) Len() int {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	return ts.reg.len()
+}
+
+// Version identifies the set's content (a hash of every tool's name,
+// listing and encoded definition): two sets with the same tools have the
+// same version.
+func (ts *ToolSet) Version() string {
+	return ts.reg.current(&ts.mu).fingerprint() // current takes ts.mu to build
+}
+
+// SetTools puts ts in service in place of the current tools, in one step:
+// requests that start afterwards see only ts, calls in flight finish with
+// the handler they started with. It encodes the list pages before the
+// swap, so the first tools/list after it is a copy; every listen stream
+// and legacy session of this process is told the list changed, then
+// ServerOptions.ToolsChanged is called.
+//
+// A task runs with the definition its tool has in the set in service when
+// the task starts (a task whose tool left the set fails).
+func (s *Server) SetTools(ts *ToolSet) error {
+	if ts.srv != s {
+		return errors.New("mcp: SetTools with a tool set of another server")
+	}
+	ts.mu.Lock()
+	if ts.used {
+		ts.mu.Unlock()
+		return errors.New("mcp: SetTools with a tool set already in service")
+	}
+	ts.used = true
+	ts.mu.Unlock()
+	snap := ts.reg.current(&ts.mu)
+	for _, t := range ts.tasks {
+		s.handleTask(t)
+	}
+	snap.encodeAll(s, "tools")
+
+	s.mu.Lock()
+	s.tools.Store(ts.reg)
+	s.setCap(&s.capsTools)
+	s.mu.Unlock()
+	s.toolsChanged()
+	return nil
+}
+
+// ToolsVersion identifies the tool set in service (see ToolSet.Version).
+func (s *Server) ToolsVersion() string {
+	return s.toolSnapshot().fingerprint()
+}
