@@ -638,6 +638,13 @@ func (g *generator) paramCandidate(p *openapi3.Parameter) argCandidate {
 		m = map[string]any{}
 	}
 	if desc := strings.TrimSpace(p.Description); desc != "" {
+		// The parameter's description replaces its schema's, but not the
+		// note of a pattern the schema could not keep.
+		if schema != nil && schema.Ref == "" && schema.Value != nil && schema.Value.Pattern != "" {
+			if _, ok := g.in.pattern(schema.Value.Pattern); !ok {
+				desc = withPatternNote(desc, schema.Value.Pattern)
+			}
+		}
 		m["description"] = desc
 	}
 	if p.Deprecated {

@@ -35,8 +35,13 @@
 // unusable document is an error ([LoadError], naming the source and place).
 //
 // Schemas: OpenAPI 3.0 quirks (nullable, example, boolean exclusive bounds,
-// type: file) become 2020-12; discriminator, xml and extensions are dropped;
-// patterns that RE2 cannot compile are dropped with a warning. Schemas over
+// type: file) become 2020-12; discriminator, xml and extensions are dropped.
+// Every pattern in a schema compiles, with the same meaning, as an ECMA-262
+// unicode-mode RegExp (what Ajv and the TypeScript SDK use) and as Go RE2
+// (the gateway's validation): patterns from other dialects (`\A`, `\z`,
+// `\x{60}`, `\-`, `(?i)`, `/…/`) are translated (pattern.go); one with no
+// such spelling (lookaround, backreferences) leaves the schema and is kept
+// in its description, with a warning. Schemas over
 // the configured byte bounds keep their root and turn the $defs farthest
 // from it into `true`.
 //
