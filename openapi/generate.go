@@ -100,11 +100,15 @@ func newGenerator(doc *Document, opts GenerateOptions) (*generator, error) {
 	g.in = newSchemaConverter(modeInput, g.namer, g.warn)
 	g.out = newSchemaConverter(modeOutput, g.namer, g.warn)
 	g.in.refDescriptions, g.out.refDescriptions = doc.refDescriptions, doc.refDescriptions
-	// Component schemas keep their own names, whatever order tools meet them.
+	// Component schemas keep their own names, whatever order tools meet
+	// them; an alias (a component that is only a $ref) names its target
+	// only when nothing else does.
 	if comps := doc.T.Components; comps != nil {
-		for _, name := range sortedKeys(comps.Schemas) {
-			if r := comps.Schemas[name]; r != nil && r.Value != nil {
-				g.namer.name(r.Value, "#/components/schemas/"+name)
+		for _, aliases := range []bool{false, true} {
+			for _, name := range sortedKeys(comps.Schemas) {
+				if r := comps.Schemas[name]; r != nil && r.Value != nil && (r.Ref != "") == aliases {
+					g.namer.name(r.Value, "#/components/schemas/"+name)
+				}
 			}
 		}
 	}

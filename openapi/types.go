@@ -25,10 +25,16 @@
 //
 // Loading: a JSON (or YAML, converted to JSON) OpenAPI 3.x document is
 // decoded once with encoding/json into generic values and built into
-// kin-openapi types (build.go), then kin's Loader.ResolveRefsIn resolves the
-// $refs; kin's own UnmarshalJSON methods re-decode every subtree once per
-// nesting level, which made loading several times slower on big documents.
-// Swagger 2.0 goes through kin's openapi2 types and openapi2conv. Relative
+// kin-openapi types (build.go); kin's own UnmarshalJSON methods re-decode
+// every subtree once per nesting level, which made loading several times
+// slower on big documents. Local $refs are resolved by the builder on the
+// generic decode (refs.go): any JSON pointer resolves, wherever it points
+// (a `definitions` map inside a component schema included), each target is
+// built once and shared by every reference to it, so loading is linear in
+// the document however references nest; a pointer to nothing is a
+// [LoadError] naming the reference's place and the missing node. kin's
+// Loader.ResolveRefsIn only runs for references to other files. Swagger
+// 2.0 goes through kin's openapi2 types and openapi2conv. Relative
 // file refs are followed below the document's directory, URL refs on its
 // origin only; a missing whole-file ref becomes an empty schema and a
 // warning. Validation findings are warnings, never errors; only an
