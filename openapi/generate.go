@@ -288,6 +288,9 @@ type argCandidate struct {
 	arg    Argument
 	schema any
 	deps   deps
+	// ifBody marks a field the body schema requires while the body itself
+	// is optional: required as soon as any body argument is given.
+	ifBody bool
 }
 
 func (g *generator) tool(docPath string, item *openapi3.PathItem, method string, op *openapi3.Operation, ov Override) Tool {
@@ -526,6 +529,9 @@ func (g *generator) inputSchema(where string, cands []argCandidate) ([]Argument,
 	if len(required) > 0 {
 		root["required"] = required
 	}
+	if dr := bodyDependencies(cands); len(dr) > 0 {
+		root["dependentRequired"] = dr
+	}
 	input, trimmed, err := g.in.encodeWithDefs(root, d, g.maxIn)
 	if trimmed > 0 {
 		g.trimmedIn++
@@ -535,6 +541,43 @@ func (g *generator) inputSchema(where string, cands []argCandidate) ([]Argument,
 		input = json.RawMessage(`{"type":"object"}`)
 	}
 	return args, input
+}
+
+// bodyDependencies keeps the required list of an optional body: the body
+// may be left out, but once any body argument is given, the fields the body
+// requires are required ("dependentRequired", which the gateway's own
+// validation enforces). Each such field also says so in its description,
+// for agents that read descriptions more closely than keywords.
+func bodyDependencies(cands []argCandidate) map[string][]string {
+	var ifBody []string
+	for i := range cands {
+		if cands[i].ifBody {
+			ifBody = append(ifBody, cands[i].arg.Name)
+			if m, ok := cands[i].schema.(map[string]any); ok {
+				const note = "Required when any body field is given."
+				if desc, _ := m["description"].(string); desc != "" {
+					m["description"] = desc + " " + note
+				} else {
+					m["description"] = note
+				}
+			}
+		}
+	}
+	if len(ifBody) == 0 {
+		return nil
+	}
+	slices.Sort(ifBody)
+	dr := map[string][]string{}
+	for _, c := range cands {
+		if c.arg.In != InBodyProperty {
+			continue
+		}
+		others := slices.DeleteFunc(slices.Clone(ifBody), func(n string) bool { return n == c.arg.Name })
+		if len(others) > 0 {
+			dr[c.arg.Name] = others
+		}
+	}
+	return dr
 }
 
 func deref(p *bool, def bool) bool {
@@ -756,6 +799,7 @@ func (g *generator) bodyCandidates(where string, rb *openapi3.RequestBody) (*Bod
 		// Swagger 2.0 formData bodies come without a required flag; their
 		// required parameters are required.
 		c := argCandidate{deps: deps{}, arg: Argument{In: InBodyProperty, Param: name, Required: req[name] && (rb.Required || g.doc.SourceVersion == "2.0")}}
+		c.ifBody = req[name] && !c.arg.Required
 		if multipart && isBinary(pr) {
 			c.arg.File = true
 			c.schema = fileSchema(pr)

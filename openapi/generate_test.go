@@ -208,6 +208,45 @@ func TestBodies(t *testing.T) {
 	}
 }
 
+// TestOptionalBodyKeepsItsRequiredFields: an optional body may be left
+// out, but a body that is sent has its required fields (issue 15 item 3).
+func TestOptionalBodyKeepsItsRequiredFields(t *testing.T) {
+	res := loadGenerate(t, "testdata/bodies.yaml", GenerateOptions{})
+	txn := findTool(t, res, "createTxn")
+	props, required, _ := inputProps(t, txn)
+	if len(required) != 0 || txn.Route.Body.Required || findArg(t, txn, "txnId").Required {
+		t.Errorf("optional body made required: required = %v, body %+v", required, txn.Route.Body)
+	}
+	if d := props["txnId"]["description"]; d != "The transaction id. Required when any body field is given." {
+		t.Errorf("txnId description = %q", d)
+	}
+	s, err := CompileInputSchema(txn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		args map[string]any
+		ok   bool
+	}{
+		{map[string]any{}, true},
+		{map[string]any{"txnId": "t1", "amount": 3}, true},
+		{map[string]any{"txnId": "t1", "amount": 3, "note": "n"}, true},
+		{map[string]any{"note": "n"}, false},
+		{map[string]any{"amount": 3}, false},
+		{map[string]any{"txnId": "t1", "note": "n"}, false},
+	}
+	for _, c := range cases {
+		if err := s.Validate(c.args); (err == nil) != c.ok {
+			t.Errorf("Validate(%v) = %v, want ok %t", c.args, err, c.ok)
+		}
+	}
+	// A required body keeps plain required arguments.
+	form := findTool(t, res, "submitForm")
+	if _, req, _ := inputProps(t, form); len(req) != 1 || req[0] != "name" || strings.Contains(string(form.InputSchema), "dependentRequired") {
+		t.Errorf("required body: %s", form.InputSchema)
+	}
+}
+
 func TestNaming(t *testing.T) {
 	res := loadGenerate(t, "testdata/naming.yaml", GenerateOptions{})
 	byRoute := map[string]*Tool{}

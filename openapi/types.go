@@ -51,6 +51,17 @@
 // the configured byte bounds keep their root and turn the $defs farthest
 // from it into `true`.
 //
+// Request bodies: an object body is flattened into one argument per
+// top-level property (a non-object, non-flattenable or binary body is one
+// "body" argument). When the body is optional but its schema requires
+// fields, the inputSchema keeps that rule as "dependentRequired": any body
+// argument given makes the body's required fields required, and each such
+// field's description says so. The body is not nested under its own key
+// instead: one argument shape for every body, the per-property encodings of
+// form and multipart bodies (deepObject, part content types) kept, and the
+// gateway's validation (and Ajv's) enforce the keyword, naming the missing
+// field to an agent that skipped it.
+//
 // The package holds no mutable package-level state; everything it returns is
 // owned by the caller.
 package openapi
