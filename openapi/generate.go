@@ -769,6 +769,14 @@ func (g *generator) bodyCandidates(where string, rb *openapi3.RequestBody) (*Bod
 		}
 		return whole(map[string]any{"type": "string", "contentEncoding": "base64", "description": "The request body (" + ct + "), base64-encoded."}, true)
 	}
+	if multipart && isBinary(schema) {
+		// The multipart body is one file (Jira's attachments): one file
+		// argument, sent as a part named "file", since the schema names no
+		// part.
+		c := argCandidate{deps: deps{}, arg: Argument{In: InBodyProperty, Param: "file", Required: rb.Required, File: true}}
+		c.schema = fileSchema(schema, `The file, sent as the multipart part "file".`)
+		return body, []argCandidate{c}
+	}
 	props, req, ok := flattenable(schema)
 	if ok && len(props) == 0 && closedObject(schema) {
 		// An empty closed object ({"properties":{},"additionalProperties":false},
@@ -802,7 +810,11 @@ func (g *generator) bodyCandidates(where string, rb *openapi3.RequestBody) (*Bod
 		c.ifBody = req[name] && !c.arg.Required
 		if multipart && isBinary(pr) {
 			c.arg.File = true
-			c.schema = fileSchema(pr)
+			c.schema = fileSchema(pr, "")
+		} else if multipart && pr != nil && pr.Value != nil && pr.Value.Type.Is("array") && isBinary(pr.Value.Items) {
+			// Several files in one field: one part each.
+			c.arg.File = true
+			c.schema = fileArraySchema(pr)
 		} else {
 			c.schema = g.in.convertRef(pr, c.deps)
 		}
@@ -886,8 +898,9 @@ func isBinary(r *openapi3.SchemaRef) bool {
 	return s.Format == "binary" || (s.ContentMediaType != "" && s.ContentEncoding == "")
 }
 
-// fileSchema is the argument shape of a multipart file part.
-func fileSchema(r *openapi3.SchemaRef) map[string]any {
+// fileSchema is the argument shape of a multipart file part; the schema's
+// description, else desc, describes it.
+func fileSchema(r *openapi3.SchemaRef, desc string) map[string]any {
 	m := map[string]any{
 		"type": "object",
 		"properties": map[string]any{
@@ -899,9 +912,27 @@ func fileSchema(r *openapi3.SchemaRef) map[string]any {
 		"additionalProperties": false,
 	}
 	if r != nil && r.Value != nil {
-		if desc := strings.TrimSpace(r.Value.Description); desc != "" {
-			m["description"] = desc
-		}
+		desc = cmp.Or(strings.TrimSpace(r.Value.Description), desc)
+	}
+	if desc != "" {
+		m["description"] = desc
+	}
+	return m
+}
+
+// fileArraySchema is the argument shape of a multipart field holding
+// several files (an array of binary strings).
+func fileArraySchema(r *openapi3.SchemaRef) map[string]any {
+	s := r.Value
+	m := map[string]any{"type": "array", "items": fileSchema(s.Items, "")}
+	if desc := strings.TrimSpace(s.Description); desc != "" {
+		m["description"] = desc
+	}
+	if s.MinItems > 0 {
+		m["minItems"] = s.MinItems
+	}
+	if s.MaxItems != nil {
+		m["maxItems"] = *s.MaxItems
 	}
 	return m
 }

@@ -184,6 +184,37 @@ func TestBodies(t *testing.T) {
 	if err := s.Validate(map[string]any{"file": "aGk="}); err == nil {
 		t.Error("a bare string accepted as a file part")
 	}
+	// A multipart body that is one binary string: a file argument sent as
+	// the part "file" (issue 15 item 4), not an object with no parts.
+	att := findTool(t, res, "addAttachment")
+	if a := findArg(t, att, "file"); !a.File || a.In != InBodyProperty || a.Param != "file" || !a.Required || att.Route.Body.Whole {
+		t.Errorf("binary multipart body = %+v %+v", a, att.Route.Body)
+	}
+	as, err := CompileInputSchema(att)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := as.Validate(map[string]any{"key": "K-1", "file": map[string]any{"content": "aGk="}}); err != nil {
+		t.Errorf("file argument rejected: %v", err)
+	}
+	if err := as.Validate(map[string]any{"key": "K-1", "file": map[string]any{}}); err == nil {
+		t.Error("a file without content accepted")
+	}
+	// Several files in one field: an array of file objects.
+	gal := findTool(t, res, "putGallery")
+	if a := findArg(t, gal, "photos"); !a.File {
+		t.Errorf("array of files = %+v", a)
+	}
+	gs, err := CompileInputSchema(gal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := gs.Validate(map[string]any{"photos": []any{map[string]any{"content": "aGk="}, map[string]any{"content": "aG8=", "filename": "b.png"}}}); err != nil {
+		t.Errorf("array of files rejected: %v", err)
+	}
+	if err := gs.Validate(map[string]any{"photos": []any{"aGk="}}); err == nil {
+		t.Error("a bare string accepted in an array of files")
+	}
 	raw := findTool(t, res, "putRaw")
 	if a := findArg(t, raw, "body"); a.In != InWholeBody || !a.Base64 || raw.Route.Body.ContentType != "application/octet-stream" {
 		t.Errorf("octet-stream body = %+v %+v", a, raw.Route.Body)

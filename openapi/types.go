@@ -181,7 +181,10 @@ type Argument struct {
 	// declared content type.
 	ContentType string `json:"contentType,omitempty"`
 	// File is true for a multipart file part: the argument is an object
-	// {"content": base64 string, "filename": string, "contentType": string}.
+	// {"content": base64 string, "filename": string, "contentType": string},
+	// or an array of such objects (one part each) when the field holds
+	// several files. A multipart body that is a single binary string is one
+	// File argument with Param "file".
 	File bool `json:"file,omitempty"`
 	// Base64 is true when the argument is a base64 string whose decoded
 	// bytes are the raw value (a binary whole body).
