@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/textproto"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -694,40 +695,19 @@ func (e *Endpoint) multipartBody(args map[string]any, whole any, bad *argErrors)
 			continue
 		}
 		if bp.file {
-			f, ok := v.(map[string]any)
-			if !ok {
-				bad.add("/%s: must be an object {content, filename, contentType}", bp.name)
-				continue
+			files, many := v.([]any)
+			if !many {
+				files = []any{v}
 			}
-			content, _ := f["content"].(string)
-			data, err := decodeBase64(content)
-			if err != nil {
-				bad.add("/%s/content: not valid base64: %v", bp.name, err)
-				continue
+			for i, f := range files {
+				at := "/" + bp.name
+				if many {
+					at += "/" + strconv.Itoa(i)
+				}
+				if err := writeFilePart(mw, bp, f, at, bad); err != nil {
+					return nil, "", err
+				}
 			}
-			filename, _ := f["filename"].(string)
-			if filename == "" {
-				filename = bp.wire
-			}
-			ct, _ := f["contentType"].(string)
-			if ct == "" {
-				ct = firstMediaType(bp.contentType)
-			}
-			if ct == "" {
-				ct = "application/octet-stream"
-			}
-			if !validHeaderValue(ct) || !validHeaderValue(filename) {
-				bad.add("/%s: filename and contentType must not contain control characters", bp.name)
-				continue
-			}
-			hdr := textproto.MIMEHeader{}
-			hdr.Set("Content-Disposition", fmt.Sprintf(`form-data; name="%s"; filename="%s"`, quoteEscape(bp.wire), quoteEscape(filename)))
-			hdr.Set("Content-Type", ct)
-			w, err := mw.CreatePart(hdr)
-			if err != nil {
-				return nil, "", fmt.Errorf("proxy: multipart: %w", err)
-			}
-			_, _ = w.Write(data)
 			continue
 		}
 		ct := firstMediaType(bp.contentType)
@@ -743,6 +723,46 @@ func (e *Endpoint) multipartBody(args map[string]any, whole any, bad *argErrors)
 		return nil, "", fmt.Errorf("proxy: multipart: %w", err)
 	}
 	return b.Bytes(), mw.FormDataContentType(), nil
+}
+
+// writeFilePart writes one file part from {content (base64), filename,
+// contentType}; at is the argument's JSON pointer for errors.
+func writeFilePart(mw *multipart.Writer, bp *param, v any, at string, bad *argErrors) error {
+	f, ok := v.(map[string]any)
+	if !ok {
+		bad.add("%s: must be an object {content, filename, contentType}", at)
+		return nil
+	}
+	content, _ := f["content"].(string)
+	data, err := decodeBase64(content)
+	if err != nil {
+		bad.add("%s/content: not valid base64: %v", at, err)
+		return nil
+	}
+	filename, _ := f["filename"].(string)
+	if filename == "" {
+		filename = bp.wire
+	}
+	ct, _ := f["contentType"].(string)
+	if ct == "" {
+		ct = firstMediaType(bp.contentType)
+	}
+	if ct == "" {
+		ct = "application/octet-stream"
+	}
+	if !validHeaderValue(ct) || !validHeaderValue(filename) {
+		bad.add("%s: filename and contentType must not contain control characters", at)
+		return nil
+	}
+	hdr := textproto.MIMEHeader{}
+	hdr.Set("Content-Disposition", fmt.Sprintf(`form-data; name="%s"; filename="%s"`, quoteEscape(bp.wire), quoteEscape(filename)))
+	hdr.Set("Content-Type", ct)
+	w, err := mw.CreatePart(hdr)
+	if err != nil {
+		return fmt.Errorf("proxy: multipart: %w", err)
+	}
+	_, _ = w.Write(data)
+	return nil
 }
 
 func allScalars(a []any) bool {
