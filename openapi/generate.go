@@ -295,9 +295,9 @@ type argCandidate struct {
 
 func (g *generator) tool(docPath string, item *openapi3.PathItem, method string, op *openapi3.Operation, ov Override) Tool {
 	where := method + " " + docPath
-	path := docPath
-	if i := strings.IndexByte(path, '#'); i >= 0 {
-		path = path[:i]
+	path := routePath(docPath)
+	if i := strings.IndexByte(docPath, '#'); i >= 0 && strings.ContainsAny(docPath[i+1:], "/{") {
+		g.warn(fmt.Sprintf("%s: the path's \"#…\" marker is not sent; the request path is %s", where, path))
 	}
 	route := Route{Method: method, Path: path, OperationID: op.OperationID, Mutating: isMutating(method),
 		Security: g.security(op), Servers: servers(item, op)}
@@ -473,7 +473,7 @@ func (g *generator) parameterCandidates(where, path string, item *openapi3.PathI
 				g.warn(fmt.Sprintf("%s: path template parameter %q is not declared; added as a string", where, name))
 				cands = append(cands, argCandidate{
 					arg:    Argument{In: InPath, Param: name, Required: true, Style: "simple"},
-					schema: map[string]any{"type": "string"},
+					schema: map[string]any{"type": "string", "minLength": 1},
 				})
 			}
 		}
@@ -627,6 +627,30 @@ func locPrefix(in Location) string {
 	return string(in)
 }
 
+// routePath is the path a request uses for a document path key. Documents
+// put a "#…" in keys that HTTP never sends: a suffix that tells operations
+// on one path apart ("/{Bucket}#cors", AWS's "/#X-Amz-Target=Service.Op",
+// S3's "#uploads"), removed with everything after it; or a marker segment
+// that client SDKs replace (Mastercard's "/send/#env/v1/partners/{id}"),
+// removed up to the next '/' or '{' so that the rest of the path and every
+// template parameter stay.
+func routePath(docPath string) string {
+	i := strings.IndexByte(docPath, '#')
+	if i < 0 {
+		return docPath
+	}
+	base, rest := docPath[:i], docPath[i+1:]
+	j := strings.IndexAny(rest, "/{")
+	if j < 0 {
+		return base
+	}
+	rest = rest[j:]
+	if strings.HasSuffix(base, "/") && strings.HasPrefix(rest, "/") {
+		rest = rest[1:]
+	}
+	return routePath(base + rest)
+}
+
 // templateParams returns the {names} in a path template, in order.
 func templateParams(path string) []string {
 	var names []string
@@ -697,8 +721,35 @@ func (g *generator) paramCandidate(p *openapi3.Parameter) argCandidate {
 	if p.Deprecated {
 		m["deprecated"] = true
 	}
+	if p.In == "path" {
+		nonEmpty(m)
+	}
 	c.schema = m
 	return c
+}
+
+// nonEmpty makes a path parameter's schema refuse the empty string, which
+// the gateway refuses anyway (an empty segment changes the path's shape):
+// minLength 1 unless the schema already says more or cannot be a string.
+func nonEmpty(m map[string]any) {
+	switch t := m["type"].(type) {
+	case string:
+		if t != "string" {
+			return
+		}
+	case []any:
+		if !slices.Contains(t, any("string")) {
+			return
+		}
+	case []string:
+		if !slices.Contains(t, "string") {
+			return
+		}
+	}
+	if n, ok := m["minLength"].(uint64); ok && n >= 1 {
+		return
+	}
+	m["minLength"] = 1
 }
 
 // pickContentType chooses the media type to use from a content map: JSON

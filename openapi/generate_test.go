@@ -317,6 +317,19 @@ func TestNaming(t *testing.T) {
 	if cors.Route.Path != "/{Bucket}" || cors.Route.DocPath != "/{Bucket}#cors" {
 		t.Errorf("fragment path: %+v", cors.Route)
 	}
+	// A "#…" marker segment is not sent, but every template parameter stays.
+	tr := findTool(t, res, "getTransfer")
+	if tr.Route.Path != "/send/v1/partners/{partnerId}/transfers/{transferId}" || findArg(t, tr, "partnerId").In != InPath || findArg(t, tr, "transferId").In != InPath {
+		t.Errorf("marker segment: %+v", tr.Route)
+	}
+	if q := findTool(t, res, "ListQueues"); q.Route.Path != "/" || findArg(t, q, "X-Amz-Target").In != InHeader {
+		t.Errorf("AWS target fragment: %+v", q.Route)
+	}
+	// Every path parameter refuses the empty string, as the gateway does.
+	trProps, _, _ := inputProps(t, tr)
+	if trProps["partnerId"]["minLength"] != 1.0 || trProps["transferId"]["minLength"] != nil {
+		t.Errorf("path parameters: %v", trProps)
+	}
 	if a := findArg(t, findTool(t, res, "searchArticles"), "query"); a.In != InPath || !a.Required {
 		t.Errorf("undeclared template parameter = %+v", a)
 	}

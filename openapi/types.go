@@ -129,9 +129,12 @@ type Route struct {
 	// Method is the upper-case HTTP method.
 	Method string `json:"method"`
 	// Path is the path template to expand, e.g. "/repos/{owner}/{repo}".
-	// A "#fragment" used by some documents to tell operations apart
-	// ("/{Bucket}#cors") is removed; literal text such as "?query={q}" stays.
-	// Every {name} in Path has an InPath argument with Param == name.
+	// A "#…" that HTTP never sends is removed: a suffix some documents use
+	// to tell operations apart ("/{Bucket}#cors", "/#X-Amz-Target=S.Op"),
+	// or a marker segment SDKs replace ("/send/#env/v1/{id}" becomes
+	// "/send/v1/{id}"); literal text such as "?query={q}" stays. Every
+	// {name} in Path has an InPath argument with Param == name, whose
+	// schema refuses the empty string (minLength 1).
 	Path string `json:"path"`
 	// DocPath is the key of the operation's path item in the document
 	// (equal to Path unless a fragment was removed).
