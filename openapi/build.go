@@ -19,7 +19,7 @@ import (
 
 // buildOpenAPI3 builds kin types from a generic decode of a 3.x document.
 func buildOpenAPI3(root map[string]any) (*openapi3.T, *builder, error) {
-	b := &builder{}
+	b := &builder{root: root, memo: newRefMemo()}
 	t := b.doc(root)
 	if b.err != nil {
 		return nil, nil, b.err
@@ -31,6 +31,14 @@ type builder struct {
 	is31     bool
 	err      error
 	warnings []string
+	// root is the generic decode, where local $refs are resolved
+	// (refs.go); memo holds the value built for each referenced node.
+	root     map[string]any
+	memo     refMemo
+	refDepth int
+	// external is set when a reference is left for kin's loader: one to
+	// another file or URL, or a path item's $ref.
+	external bool
 	// refDescriptions holds descriptions written beside a $ref.
 	refDescriptions map[*openapi3.SchemaRef]string
 }
@@ -175,7 +183,12 @@ func (b *builder) components(m map[string]any) *openapi3.Components {
 	if s := obj(m["schemas"]); s != nil {
 		c.Schemas = make(openapi3.Schemas, len(s))
 		for k, v := range s {
-			c.Schemas[k] = b.schemaRef("components.schemas."+k, v)
+			place := "components.schemas." + k
+			if m, ok := v.(map[string]any); ok && m["$ref"] == nil {
+				c.Schemas[k] = &openapi3.SchemaRef{Value: b.schemaNode(place, m)}
+			} else {
+				c.Schemas[k] = b.schemaRef(place, v)
+			}
 		}
 	}
 	if s := obj(m["parameters"]); s != nil {
@@ -205,20 +218,31 @@ func (b *builder) components(m map[string]any) *openapi3.Components {
 	if s := obj(m["securitySchemes"]); s != nil {
 		c.SecuritySchemes = make(openapi3.SecuritySchemes, len(s))
 		for k, v := range s {
-			c.SecuritySchemes[k] = b.securitySchemeRef(v)
+			c.SecuritySchemes[k] = b.securitySchemeRef("components.securitySchemes."+k, v)
 		}
 	}
 	return c
 }
 
-func (b *builder) securitySchemeRef(v any) *openapi3.SecuritySchemeRef {
+func (b *builder) securitySchemeRef(place string, v any) *openapi3.SecuritySchemeRef {
 	m := obj(v)
 	if m == nil {
 		return &openapi3.SecuritySchemeRef{Value: &openapi3.SecurityScheme{}}
 	}
 	if ref := str(m, "$ref"); ref != "" {
-		return &openapi3.SecuritySchemeRef{Ref: ref}
+		r := &openapi3.SecuritySchemeRef{Ref: ref}
+		if !isLocal(ref) {
+			b.external = true
+		} else if t, ok := b.target(place, ref); ok && b.follow(place, ref) {
+			r.Value = b.securitySchemeRef(place, t).Value
+			b.refDepth--
+		}
+		return r
 	}
+	return &openapi3.SecuritySchemeRef{Value: memoized(b.memo.security, m, func() *openapi3.SecurityScheme { return b.securityScheme(m) })}
+}
+
+func (b *builder) securityScheme(m map[string]any) *openapi3.SecurityScheme {
 	s := &openapi3.SecurityScheme{Type: str(m, "type"), Description: str(m, "description"), Name: str(m, "name"), In: str(m, "in"),
 		Scheme: str(m, "scheme"), BearerFormat: str(m, "bearerFormat"), OpenIdConnectUrl: str(m, "openIdConnectUrl")}
 	if flows := obj(m["flows"]); flows != nil {
@@ -237,11 +261,14 @@ func (b *builder) securitySchemeRef(v any) *openapi3.SecuritySchemeRef {
 		s.Flows.Implicit, s.Flows.Password = flow("implicit"), flow("password")
 		s.Flows.ClientCredentials, s.Flows.AuthorizationCode = flow("clientCredentials"), flow("authorizationCode")
 	}
-	return &openapi3.SecuritySchemeRef{Value: s}
+	return s
 }
 
 func (b *builder) pathItem(place string, m map[string]any) *openapi3.PathItem {
 	item := &openapi3.PathItem{Ref: str(m, "$ref"), Summary: str(m, "summary"), Description: str(m, "description")}
+	if item.Ref != "" {
+		b.external = true // kin's loader resolves path item references
+	}
 	item.Servers = b.servers(m["servers"])
 	item.Parameters = b.parameters(place+".parameters", m["parameters"])
 	for _, method := range methodOrder() {
@@ -323,9 +350,16 @@ func (b *builder) parameterRef(place string, v any) *openapi3.ParameterRef {
 		return &openapi3.ParameterRef{}
 	}
 	if ref := str(m, "$ref"); ref != "" {
-		return &openapi3.ParameterRef{Ref: ref}
+		r := &openapi3.ParameterRef{Ref: ref}
+		if !isLocal(ref) {
+			b.external = true
+		} else if t, ok := b.target(place, ref); ok && b.follow(place, ref) {
+			r.Value = b.parameterRef(place, t).Value
+			b.refDepth--
+		}
+		return r
 	}
-	return &openapi3.ParameterRef{Value: b.parameter(place, m)}
+	return &openapi3.ParameterRef{Value: memoized(b.memo.parameters, m, func() *openapi3.Parameter { return b.parameter(place, m) })}
 }
 
 func (b *builder) parameter(place string, m map[string]any) *openapi3.Parameter {
@@ -352,9 +386,16 @@ func (b *builder) headerRef(place string, v any) *openapi3.HeaderRef {
 		return &openapi3.HeaderRef{Value: &openapi3.Header{}}
 	}
 	if ref := str(m, "$ref"); ref != "" {
-		return &openapi3.HeaderRef{Ref: ref}
+		r := &openapi3.HeaderRef{Ref: ref}
+		if !isLocal(ref) {
+			b.external = true
+		} else if t, ok := b.target(place, ref); ok && b.follow(place, ref) {
+			r.Value = b.headerRef(place, t).Value
+			b.refDepth--
+		}
+		return r
 	}
-	return &openapi3.HeaderRef{Value: &openapi3.Header{Parameter: *b.parameter(place, m)}}
+	return &openapi3.HeaderRef{Value: memoized(b.memo.headers, m, func() *openapi3.Header { return &openapi3.Header{Parameter: *b.parameter(place, m)} })}
 }
 
 func (b *builder) requestBodyRef(place string, v any) *openapi3.RequestBodyRef {
@@ -364,11 +405,20 @@ func (b *builder) requestBodyRef(place string, v any) *openapi3.RequestBodyRef {
 		return &openapi3.RequestBodyRef{}
 	}
 	if ref := str(m, "$ref"); ref != "" {
-		return &openapi3.RequestBodyRef{Ref: ref}
+		r := &openapi3.RequestBodyRef{Ref: ref}
+		if !isLocal(ref) {
+			b.external = true
+		} else if t, ok := b.target(place, ref); ok && b.follow(place, ref) {
+			r.Value = b.requestBodyRef(place, t).Value
+			b.refDepth--
+		}
+		return r
 	}
-	rb := &openapi3.RequestBody{Description: str(m, "description"), Required: boolean(m, "required")}
-	rb.Content = b.content(place+".content", obj(m["content"]))
-	return &openapi3.RequestBodyRef{Value: rb}
+	return &openapi3.RequestBodyRef{Value: memoized(b.memo.bodies, m, func() *openapi3.RequestBody {
+		rb := &openapi3.RequestBody{Description: str(m, "description"), Required: boolean(m, "required")}
+		rb.Content = b.content(place+".content", obj(m["content"]))
+		return rb
+	})}
 }
 
 func (b *builder) responseRef(place string, v any) *openapi3.ResponseRef {
@@ -377,8 +427,19 @@ func (b *builder) responseRef(place string, v any) *openapi3.ResponseRef {
 		return &openapi3.ResponseRef{Value: &openapi3.Response{}}
 	}
 	if ref := str(m, "$ref"); ref != "" {
-		return &openapi3.ResponseRef{Ref: ref}
+		r := &openapi3.ResponseRef{Ref: ref}
+		if !isLocal(ref) {
+			b.external = true
+		} else if t, ok := b.target(place, ref); ok && b.follow(place, ref) {
+			r.Value = b.responseRef(place, t).Value
+			b.refDepth--
+		}
+		return r
 	}
+	return &openapi3.ResponseRef{Value: memoized(b.memo.responses, m, func() *openapi3.Response { return b.response(place, m) })}
+}
+
+func (b *builder) response(place string, m map[string]any) *openapi3.Response {
 	desc := str(m, "description")
 	r := &openapi3.Response{Description: &desc}
 	if c := obj(m["content"]); c != nil {
@@ -390,7 +451,7 @@ func (b *builder) responseRef(place string, v any) *openapi3.ResponseRef {
 			r.Headers[k] = b.headerRef(place+".headers."+k, v)
 		}
 	}
-	return &openapi3.ResponseRef{Value: r}
+	return r
 }
 
 func (b *builder) content(place string, m map[string]any) openapi3.Content {
@@ -433,7 +494,7 @@ func (b *builder) schemaRef(place string, v any) *openapi3.SchemaRef {
 	case map[string]any:
 		if ref, ok := x["$ref"].(string); ok && ref != "" {
 			if !b.is31 || !hasSchemaSiblings(x) {
-				r := &openapi3.SchemaRef{Ref: ref}
+				r := b.refTo(place, ref)
 				// A description written beside $ref is kept for the agent
 				// (2020-12 allows it there).
 				if d, ok := x["description"].(string); ok && strings.TrimSpace(d) != "" {
@@ -445,15 +506,28 @@ func (b *builder) schemaRef(place string, v any) *openapi3.SchemaRef {
 				return r
 			}
 			// OpenAPI 3.1: keywords beside $ref apply too; keep both.
-			s := b.schema(place, x)
-			s.AllOf = append(openapi3.SchemaRefs{{Ref: ref}}, s.AllOf...)
+			s := &openapi3.Schema{}
+			b.fillSchema(place, s, x)
+			s.AllOf = append(openapi3.SchemaRefs{b.refTo(place, ref)}, s.AllOf...)
 			return &openapi3.SchemaRef{Value: s}
 		}
-		return &openapi3.SchemaRef{Value: b.schema(place, x)}
+		s := &openapi3.Schema{}
+		b.fillSchema(place, s, x)
+		return &openapi3.SchemaRef{Value: s}
 	default:
 		b.warn(place, "schema is not an object or boolean; treated as an empty schema")
 		return &openapi3.SchemaRef{Value: &openapi3.Schema{}}
 	}
+}
+
+// refTo is a schema reference: resolved here when local, else left for
+// kin's loader.
+func (b *builder) refTo(place, ref string) *openapi3.SchemaRef {
+	if !isLocal(ref) {
+		b.external = true
+		return &openapi3.SchemaRef{Ref: ref}
+	}
+	return &openapi3.SchemaRef{Ref: ref, Value: b.schemaTarget(place, ref)}
 }
 
 func hasSchemaSiblings(m map[string]any) bool {
@@ -531,8 +605,9 @@ func (b *builder) boolSchema(place string, v any) openapi3.BoolSchema {
 	return openapi3.BoolSchema{}
 }
 
-func (b *builder) schema(place string, m map[string]any) *openapi3.Schema {
-	s := &openapi3.Schema{
+// fillSchema fills s from a decoded schema object.
+func (b *builder) fillSchema(place string, s *openapi3.Schema, m map[string]any) {
+	*s = openapi3.Schema{
 		Title: str(m, "title"), Format: str(m, "format"), Description: str(m, "description"),
 		Default: m["default"], Example: m["example"], Const: m["const"],
 		UniqueItems: boolean(m, "uniqueItems"), Nullable: boolean(m, "nullable"), ReadOnly: boolean(m, "readOnly"),
@@ -610,7 +685,8 @@ func (b *builder) schema(place string, m map[string]any) *openapi3.Schema {
 	s.Contains = b.optRef(place, m["contains"])
 	s.PropertyNames = b.optRef(place, m["propertyNames"])
 	s.ContentSchema = b.optRef(place, m["contentSchema"])
-	s.Defs = b.schemaMap(place, m["$defs"])
+	// $defs and definitions are not built here: a reference into them is
+	// resolved where it points (refs.go), and nothing else reads them.
 	if dr := obj(m["dependentRequired"]); dr != nil {
 		s.DependentRequired = map[string][]string{}
 		for k, v := range dr {
@@ -620,5 +696,4 @@ func (b *builder) schema(place string, m map[string]any) *openapi3.Schema {
 			}
 		}
 	}
-	return s
 }

@@ -66,9 +66,15 @@ var argNameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
 // TestCorpus: every corpus document loads, every operation gives exactly
 // one tool, names are unique and valid, every schema compiles as JSON Schema
 // 2020-12, annotations are complete and routes cover every argument.
+//
+// Then every input and output schema is compiled by Ajv 2020 in unicode
+// mode, as ECMA-262 clients (the TypeScript SDK) compile them
+// (scripts/corpus/ajv): the test fails when any tool's schema does not
+// compile there.
 func TestCorpus(t *testing.T) {
 	dir := corpusDir(t)
 	entries := corpusEntries(t, dir)
+	ecma := newECMACheck(t)
 	var docs, ops, tools, schemas int
 	for _, e := range entries {
 		t.Run(e.File, func(t *testing.T) {
@@ -87,6 +93,7 @@ func TestCorpus(t *testing.T) {
 				t.Errorf("%d tools for %d operations", len(res.Tools), e.Operations)
 			}
 			checkTools(t, res.Tools, &schemas)
+			ecma.add(t, e.File, res.Tools)
 			first, err := EncodeToolsList(res.Tools)
 			if err != nil {
 				t.Fatal(err)
@@ -113,6 +120,7 @@ func TestCorpus(t *testing.T) {
 		})
 	}
 	t.Logf("corpus: %d/%d documents loaded, %d operations, %d tools, %d schemas compiled", docs, len(entries), ops, tools, schemas)
+	ecma.run(t)
 }
 
 // checkTools asserts the per-tool invariants of the package doc.

@@ -100,11 +100,15 @@ func newGenerator(doc *Document, opts GenerateOptions) (*generator, error) {
 	g.in = newSchemaConverter(modeInput, g.namer, g.warn)
 	g.out = newSchemaConverter(modeOutput, g.namer, g.warn)
 	g.in.refDescriptions, g.out.refDescriptions = doc.refDescriptions, doc.refDescriptions
-	// Component schemas keep their own names, whatever order tools meet them.
+	// Component schemas keep their own names, whatever order tools meet
+	// them; an alias (a component that is only a $ref) names its target
+	// only when nothing else does.
 	if comps := doc.T.Components; comps != nil {
-		for _, name := range sortedKeys(comps.Schemas) {
-			if r := comps.Schemas[name]; r != nil && r.Value != nil {
-				g.namer.name(r.Value, "#/components/schemas/"+name)
+		for _, aliases := range []bool{false, true} {
+			for _, name := range sortedKeys(comps.Schemas) {
+				if r := comps.Schemas[name]; r != nil && r.Value != nil && (r.Ref != "") == aliases {
+					g.namer.name(r.Value, "#/components/schemas/"+name)
+				}
 			}
 		}
 	}
@@ -284,13 +288,16 @@ type argCandidate struct {
 	arg    Argument
 	schema any
 	deps   deps
+	// ifBody marks a field the body schema requires while the body itself
+	// is optional: required as soon as any body argument is given.
+	ifBody bool
 }
 
 func (g *generator) tool(docPath string, item *openapi3.PathItem, method string, op *openapi3.Operation, ov Override) Tool {
 	where := method + " " + docPath
-	path := docPath
-	if i := strings.IndexByte(path, '#'); i >= 0 {
-		path = path[:i]
+	path := routePath(docPath)
+	if i := strings.IndexByte(docPath, '#'); i >= 0 && strings.ContainsAny(docPath[i+1:], "/{") {
+		g.warn(fmt.Sprintf("%s: the path's \"#…\" marker is not sent; the request path is %s", where, path))
 	}
 	route := Route{Method: method, Path: path, OperationID: op.OperationID, Mutating: isMutating(method),
 		Security: g.security(op), Servers: servers(item, op)}
@@ -466,7 +473,7 @@ func (g *generator) parameterCandidates(where, path string, item *openapi3.PathI
 				g.warn(fmt.Sprintf("%s: path template parameter %q is not declared; added as a string", where, name))
 				cands = append(cands, argCandidate{
 					arg:    Argument{In: InPath, Param: name, Required: true, Style: "simple"},
-					schema: map[string]any{"type": "string"},
+					schema: map[string]any{"type": "string", "minLength": 1},
 				})
 			}
 		}
@@ -522,6 +529,9 @@ func (g *generator) inputSchema(where string, cands []argCandidate) ([]Argument,
 	if len(required) > 0 {
 		root["required"] = required
 	}
+	if dr := bodyDependencies(cands); len(dr) > 0 {
+		root["dependentRequired"] = dr
+	}
 	input, trimmed, err := g.in.encodeWithDefs(root, d, g.maxIn)
 	if trimmed > 0 {
 		g.trimmedIn++
@@ -531,6 +541,43 @@ func (g *generator) inputSchema(where string, cands []argCandidate) ([]Argument,
 		input = json.RawMessage(`{"type":"object"}`)
 	}
 	return args, input
+}
+
+// bodyDependencies keeps the required list of an optional body: the body
+// may be left out, but once any body argument is given, the fields the body
+// requires are required ("dependentRequired", which the gateway's own
+// validation enforces). Each such field also says so in its description,
+// for agents that read descriptions more closely than keywords.
+func bodyDependencies(cands []argCandidate) map[string][]string {
+	var ifBody []string
+	for i := range cands {
+		if cands[i].ifBody {
+			ifBody = append(ifBody, cands[i].arg.Name)
+			if m, ok := cands[i].schema.(map[string]any); ok {
+				const note = "Required when any body field is given."
+				if desc, _ := m["description"].(string); desc != "" {
+					m["description"] = desc + " " + note
+				} else {
+					m["description"] = note
+				}
+			}
+		}
+	}
+	if len(ifBody) == 0 {
+		return nil
+	}
+	slices.Sort(ifBody)
+	dr := map[string][]string{}
+	for _, c := range cands {
+		if c.arg.In != InBodyProperty {
+			continue
+		}
+		others := slices.DeleteFunc(slices.Clone(ifBody), func(n string) bool { return n == c.arg.Name })
+		if len(others) > 0 {
+			dr[c.arg.Name] = others
+		}
+	}
+	return dr
 }
 
 func deref(p *bool, def bool) bool {
@@ -578,6 +625,30 @@ func locPrefix(in Location) string {
 		return "body"
 	}
 	return string(in)
+}
+
+// routePath is the path a request uses for a document path key. Documents
+// put a "#…" in keys that HTTP never sends: a suffix that tells operations
+// on one path apart ("/{Bucket}#cors", AWS's "/#X-Amz-Target=Service.Op",
+// S3's "#uploads"), removed with everything after it; or a marker segment
+// that client SDKs replace (Mastercard's "/send/#env/v1/partners/{id}"),
+// removed up to the next '/' or '{' so that the rest of the path and every
+// template parameter stay.
+func routePath(docPath string) string {
+	i := strings.IndexByte(docPath, '#')
+	if i < 0 {
+		return docPath
+	}
+	base, rest := docPath[:i], docPath[i+1:]
+	j := strings.IndexAny(rest, "/{")
+	if j < 0 {
+		return base
+	}
+	rest = rest[j:]
+	if strings.HasSuffix(base, "/") && strings.HasPrefix(rest, "/") {
+		rest = rest[1:]
+	}
+	return routePath(base + rest)
 }
 
 // templateParams returns the {names} in a path template, in order.
@@ -638,13 +709,47 @@ func (g *generator) paramCandidate(p *openapi3.Parameter) argCandidate {
 		m = map[string]any{}
 	}
 	if desc := strings.TrimSpace(p.Description); desc != "" {
+		// The parameter's description replaces its schema's, but not the
+		// note of a pattern the schema could not keep.
+		if schema != nil && schema.Ref == "" && schema.Value != nil && schema.Value.Pattern != "" {
+			if _, ok := g.in.pattern(schema.Value.Pattern); !ok {
+				desc = withPatternNote(desc, schema.Value.Pattern)
+			}
+		}
 		m["description"] = desc
 	}
 	if p.Deprecated {
 		m["deprecated"] = true
 	}
+	if p.In == "path" {
+		nonEmpty(m)
+	}
 	c.schema = m
 	return c
+}
+
+// nonEmpty makes a path parameter's schema refuse the empty string, which
+// the gateway refuses anyway (an empty segment changes the path's shape):
+// minLength 1 unless the schema already says more or cannot be a string.
+func nonEmpty(m map[string]any) {
+	switch t := m["type"].(type) {
+	case string:
+		if t != "string" {
+			return
+		}
+	case []any:
+		if !slices.Contains(t, any("string")) {
+			return
+		}
+	case []string:
+		if !slices.Contains(t, "string") {
+			return
+		}
+	}
+	if n, ok := m["minLength"].(uint64); ok && n >= 1 {
+		return
+	}
+	m["minLength"] = 1
 }
 
 // pickContentType chooses the media type to use from a content map: JSON
@@ -715,6 +820,14 @@ func (g *generator) bodyCandidates(where string, rb *openapi3.RequestBody) (*Bod
 		}
 		return whole(map[string]any{"type": "string", "contentEncoding": "base64", "description": "The request body (" + ct + "), base64-encoded."}, true)
 	}
+	if multipart && isBinary(schema) {
+		// The multipart body is one file (Jira's attachments): one file
+		// argument, sent as a part named "file", since the schema names no
+		// part.
+		c := argCandidate{deps: deps{}, arg: Argument{In: InBodyProperty, Param: "file", Required: rb.Required, File: true}}
+		c.schema = fileSchema(schema, `The file, sent as the multipart part "file".`)
+		return body, []argCandidate{c}
+	}
 	props, req, ok := flattenable(schema)
 	if ok && len(props) == 0 && closedObject(schema) {
 		// An empty closed object ({"properties":{},"additionalProperties":false},
@@ -745,9 +858,14 @@ func (g *generator) bodyCandidates(where string, rb *openapi3.RequestBody) (*Bod
 		// Swagger 2.0 formData bodies come without a required flag; their
 		// required parameters are required.
 		c := argCandidate{deps: deps{}, arg: Argument{In: InBodyProperty, Param: name, Required: req[name] && (rb.Required || g.doc.SourceVersion == "2.0")}}
+		c.ifBody = req[name] && !c.arg.Required
 		if multipart && isBinary(pr) {
 			c.arg.File = true
-			c.schema = fileSchema(pr)
+			c.schema = fileSchema(pr, "")
+		} else if multipart && pr != nil && pr.Value != nil && pr.Value.Type.Is("array") && isBinary(pr.Value.Items) {
+			// Several files in one field: one part each.
+			c.arg.File = true
+			c.schema = fileArraySchema(pr)
 		} else {
 			c.schema = g.in.convertRef(pr, c.deps)
 		}
@@ -831,8 +949,9 @@ func isBinary(r *openapi3.SchemaRef) bool {
 	return s.Format == "binary" || (s.ContentMediaType != "" && s.ContentEncoding == "")
 }
 
-// fileSchema is the argument shape of a multipart file part.
-func fileSchema(r *openapi3.SchemaRef) map[string]any {
+// fileSchema is the argument shape of a multipart file part; the schema's
+// description, else desc, describes it.
+func fileSchema(r *openapi3.SchemaRef, desc string) map[string]any {
 	m := map[string]any{
 		"type": "object",
 		"properties": map[string]any{
@@ -844,9 +963,27 @@ func fileSchema(r *openapi3.SchemaRef) map[string]any {
 		"additionalProperties": false,
 	}
 	if r != nil && r.Value != nil {
-		if desc := strings.TrimSpace(r.Value.Description); desc != "" {
-			m["description"] = desc
-		}
+		desc = cmp.Or(strings.TrimSpace(r.Value.Description), desc)
+	}
+	if desc != "" {
+		m["description"] = desc
+	}
+	return m
+}
+
+// fileArraySchema is the argument shape of a multipart field holding
+// several files (an array of binary strings).
+func fileArraySchema(r *openapi3.SchemaRef) map[string]any {
+	s := r.Value
+	m := map[string]any{"type": "array", "items": fileSchema(s.Items, "")}
+	if desc := strings.TrimSpace(s.Description); desc != "" {
+		m["description"] = desc
+	}
+	if s.MinItems > 0 {
+		m["minItems"] = s.MinItems
+	}
+	if s.MaxItems != nil {
+		m["maxItems"] = *s.MaxItems
 	}
 	return m
 }

@@ -184,6 +184,37 @@ func TestBodies(t *testing.T) {
 	if err := s.Validate(map[string]any{"file": "aGk="}); err == nil {
 		t.Error("a bare string accepted as a file part")
 	}
+	// A multipart body that is one binary string: a file argument sent as
+	// the part "file" (issue 15 item 4), not an object with no parts.
+	att := findTool(t, res, "addAttachment")
+	if a := findArg(t, att, "file"); !a.File || a.In != InBodyProperty || a.Param != "file" || !a.Required || att.Route.Body.Whole {
+		t.Errorf("binary multipart body = %+v %+v", a, att.Route.Body)
+	}
+	as, err := CompileInputSchema(att)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := as.Validate(map[string]any{"key": "K-1", "file": map[string]any{"content": "aGk="}}); err != nil {
+		t.Errorf("file argument rejected: %v", err)
+	}
+	if err := as.Validate(map[string]any{"key": "K-1", "file": map[string]any{}}); err == nil {
+		t.Error("a file without content accepted")
+	}
+	// Several files in one field: an array of file objects.
+	gal := findTool(t, res, "putGallery")
+	if a := findArg(t, gal, "photos"); !a.File {
+		t.Errorf("array of files = %+v", a)
+	}
+	gs, err := CompileInputSchema(gal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := gs.Validate(map[string]any{"photos": []any{map[string]any{"content": "aGk="}, map[string]any{"content": "aG8=", "filename": "b.png"}}}); err != nil {
+		t.Errorf("array of files rejected: %v", err)
+	}
+	if err := gs.Validate(map[string]any{"photos": []any{"aGk="}}); err == nil {
+		t.Error("a bare string accepted in an array of files")
+	}
 	raw := findTool(t, res, "putRaw")
 	if a := findArg(t, raw, "body"); a.In != InWholeBody || !a.Base64 || raw.Route.Body.ContentType != "application/octet-stream" {
 		t.Errorf("octet-stream body = %+v %+v", a, raw.Route.Body)
@@ -205,6 +236,45 @@ func TestBodies(t *testing.T) {
 	text := findTool(t, res, "postText")
 	if a := findArg(t, text, "body"); a.Base64 || text.Route.Body.ContentType != "text/plain" {
 		t.Errorf("text body = %+v", a)
+	}
+}
+
+// TestOptionalBodyKeepsItsRequiredFields: an optional body may be left
+// out, but a body that is sent has its required fields (issue 15 item 3).
+func TestOptionalBodyKeepsItsRequiredFields(t *testing.T) {
+	res := loadGenerate(t, "testdata/bodies.yaml", GenerateOptions{})
+	txn := findTool(t, res, "createTxn")
+	props, required, _ := inputProps(t, txn)
+	if len(required) != 0 || txn.Route.Body.Required || findArg(t, txn, "txnId").Required {
+		t.Errorf("optional body made required: required = %v, body %+v", required, txn.Route.Body)
+	}
+	if d := props["txnId"]["description"]; d != "The transaction id. Required when any body field is given." {
+		t.Errorf("txnId description = %q", d)
+	}
+	s, err := CompileInputSchema(txn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		args map[string]any
+		ok   bool
+	}{
+		{map[string]any{}, true},
+		{map[string]any{"txnId": "t1", "amount": 3}, true},
+		{map[string]any{"txnId": "t1", "amount": 3, "note": "n"}, true},
+		{map[string]any{"note": "n"}, false},
+		{map[string]any{"amount": 3}, false},
+		{map[string]any{"txnId": "t1", "note": "n"}, false},
+	}
+	for _, c := range cases {
+		if err := s.Validate(c.args); (err == nil) != c.ok {
+			t.Errorf("Validate(%v) = %v, want ok %t", c.args, err, c.ok)
+		}
+	}
+	// A required body keeps plain required arguments.
+	form := findTool(t, res, "submitForm")
+	if _, req, _ := inputProps(t, form); len(req) != 1 || req[0] != "name" || strings.Contains(string(form.InputSchema), "dependentRequired") {
+		t.Errorf("required body: %s", form.InputSchema)
 	}
 }
 
@@ -246,6 +316,19 @@ func TestNaming(t *testing.T) {
 	cors := findTool(t, res, "getCors")
 	if cors.Route.Path != "/{Bucket}" || cors.Route.DocPath != "/{Bucket}#cors" {
 		t.Errorf("fragment path: %+v", cors.Route)
+	}
+	// A "#…" marker segment is not sent, but every template parameter stays.
+	tr := findTool(t, res, "getTransfer")
+	if tr.Route.Path != "/send/v1/partners/{partnerId}/transfers/{transferId}" || findArg(t, tr, "partnerId").In != InPath || findArg(t, tr, "transferId").In != InPath {
+		t.Errorf("marker segment: %+v", tr.Route)
+	}
+	if q := findTool(t, res, "ListQueues"); q.Route.Path != "/" || findArg(t, q, "X-Amz-Target").In != InHeader {
+		t.Errorf("AWS target fragment: %+v", q.Route)
+	}
+	// Every path parameter refuses the empty string, as the gateway does.
+	trProps, _, _ := inputProps(t, tr)
+	if trProps["partnerId"]["minLength"] != 1.0 || trProps["transferId"]["minLength"] != nil {
+		t.Errorf("path parameters: %v", trProps)
 	}
 	if a := findArg(t, findTool(t, res, "searchArticles"), "query"); a.In != InPath || !a.Required {
 		t.Errorf("undeclared template parameter = %+v", a)

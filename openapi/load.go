@@ -193,8 +193,12 @@ func parse(ctx context.Context, data []byte, source string, loc *url.URL, opts L
 		}
 		doc.Warnings = append(doc.Warnings, b.warnings...)
 		doc.refDescriptions = b.refDescriptions
-		if err := newLoader(ctx, loc, opts, &doc.Warnings).ResolveRefsIn(t, loc); err != nil {
-			return nil, &LoadError{Source: source, Place: refPlace(err), Err: err}
+		// The builder resolved the local references; kin's loader follows
+		// the ones to other files.
+		if b.external {
+			if err := newLoader(ctx, loc, opts, &doc.Warnings).ResolveRefsIn(t, loc); err != nil {
+				return nil, &LoadError{Source: source, Place: refPlace(err), Err: err}
+			}
 		}
 		doc.T = t
 	case swagger != "":

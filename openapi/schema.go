@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -68,17 +67,19 @@ type defEntry struct {
 
 // schemaConverter converts schemas for one mode and caches the $defs.
 type schemaConverter struct {
-	mode     schemaMode
-	namer    *defNamer
-	defs     map[*openapi3.Schema]*defEntry
-	warn     func(string)
-	badRegex map[string]bool
+	mode  schemaMode
+	namer *defNamer
+	defs  map[*openapi3.Schema]*defEntry
+	warn  func(string)
+	// patterns caches the portable spelling of each pattern ("" when it
+	// has none).
+	patterns map[string]string
 	// refDescriptions: descriptions written beside $refs (may be nil).
 	refDescriptions map[*openapi3.SchemaRef]string
 }
 
 func newSchemaConverter(mode schemaMode, namer *defNamer, warn func(string)) *schemaConverter {
-	return &schemaConverter{mode: mode, namer: namer, defs: map[*openapi3.Schema]*defEntry{}, warn: warn, badRegex: map[string]bool{}}
+	return &schemaConverter{mode: mode, namer: namer, defs: map[*openapi3.Schema]*defEntry{}, warn: warn, patterns: map[string]string{}}
 }
 
 // deps collects the defs a schema being built refers to.
@@ -316,8 +317,13 @@ func (c *schemaConverter) convert(s *openapi3.Schema, d deps) any {
 	if s.MaxLength != nil {
 		m["maxLength"] = *s.MaxLength
 	}
-	if s.Pattern != "" && c.regexOK(s.Pattern) {
-		m["pattern"] = s.Pattern
+	if s.Pattern != "" {
+		if q, ok := c.pattern(s.Pattern); ok {
+			m["pattern"] = q
+		} else {
+			desc, _ := m["description"].(string)
+			m["description"] = withPatternNote(desc, s.Pattern)
+		}
 	}
 	if s.ContentMediaType != "" {
 		m["contentMediaType"] = s.ContentMediaType
@@ -376,8 +382,10 @@ func (c *schemaConverter) convert(s *openapi3.Schema, d deps) any {
 		pp := make(map[string]any, len(s.PatternProperties))
 		for _, k := range sortedKeys(s.PatternProperties) {
 			v := s.PatternProperties[k]
-			if c.regexOK(k) {
-				pp[k] = c.convertRef(v, d)
+			if q, ok := c.pattern(k); ok {
+				if _, dup := pp[q]; !dup {
+					pp[q] = c.convertRef(v, d)
+				}
 			}
 		}
 		if len(pp) > 0 {
@@ -492,19 +500,31 @@ func filterRequired(req []string, dropped map[string]bool) []string {
 	return out
 }
 
-// regexOK reports whether a pattern compiles with Go's regexp, which is what
-// JSON Schema validators in Go use; other patterns are dropped (with one
-// warning each) rather than making the schema uncompilable.
-func (c *schemaConverter) regexOK(p string) bool {
-	if bad, ok := c.badRegex[p]; ok {
-		return !bad
+// pattern returns the spelling of a document pattern that ECMA-262
+// unicode-mode validators (Ajv, the TypeScript SDK) and Go's RE2 (the
+// gateway's own validation) both compile with the same meaning (see
+// pattern.go). A pattern with no such spelling is left out of the schema,
+// with one warning each; the caller keeps it in the description.
+func (c *schemaConverter) pattern(p string) (string, bool) {
+	if q, ok := c.patterns[p]; ok {
+		return q, q != "" || p == ""
 	}
-	_, err := regexp.Compile(p)
-	c.badRegex[p] = err != nil
+	q, err := portablePattern(p)
 	if err != nil {
-		c.warn(fmt.Sprintf("pattern %q dropped: not a valid RE2 expression", p))
+		c.warn(fmt.Sprintf("pattern %q dropped from the schema (kept in its description): %v", p, err))
+		q = ""
 	}
-	return err == nil
+	c.patterns[p] = q
+	return q, err == nil
+}
+
+// withPatternNote keeps a pattern that left the schema in the description.
+func withPatternNote(desc, pattern string) string {
+	note := "Must match the pattern `" + pattern + "`."
+	if desc == "" {
+		return note
+	}
+	return desc + "\n\n" + note
 }
 
 func marshalNoEscape(v any) ([]byte, error) {

@@ -25,20 +25,42 @@
 //
 // Loading: a JSON (or YAML, converted to JSON) OpenAPI 3.x document is
 // decoded once with encoding/json into generic values and built into
-// kin-openapi types (build.go), then kin's Loader.ResolveRefsIn resolves the
-// $refs; kin's own UnmarshalJSON methods re-decode every subtree once per
-// nesting level, which made loading several times slower on big documents.
-// Swagger 2.0 goes through kin's openapi2 types and openapi2conv. Relative
+// kin-openapi types (build.go); kin's own UnmarshalJSON methods re-decode
+// every subtree once per nesting level, which made loading several times
+// slower on big documents. Local $refs are resolved by the builder on the
+// generic decode (refs.go): any JSON pointer resolves, wherever it points
+// (a `definitions` map inside a component schema included), each target is
+// built once and shared by every reference to it, so loading is linear in
+// the document however references nest; a pointer to nothing is a
+// [LoadError] naming the reference's place and the missing node. kin's
+// Loader.ResolveRefsIn only runs for references to other files. Swagger
+// 2.0 goes through kin's openapi2 types and openapi2conv. Relative
 // file refs are followed below the document's directory, URL refs on its
 // origin only; a missing whole-file ref becomes an empty schema and a
 // warning. Validation findings are warnings, never errors; only an
 // unusable document is an error ([LoadError], naming the source and place).
 //
 // Schemas: OpenAPI 3.0 quirks (nullable, example, boolean exclusive bounds,
-// type: file) become 2020-12; discriminator, xml and extensions are dropped;
-// patterns that RE2 cannot compile are dropped with a warning. Schemas over
+// type: file) become 2020-12; discriminator, xml and extensions are dropped.
+// Every pattern in a schema compiles, with the same meaning, as an ECMA-262
+// unicode-mode RegExp (what Ajv and the TypeScript SDK use) and as Go RE2
+// (the gateway's validation): patterns from other dialects (`\A`, `\z`,
+// `\x{60}`, `\-`, `(?i)`, `/…/`) are translated (pattern.go); one with no
+// such spelling (lookaround, backreferences) leaves the schema and is kept
+// in its description, with a warning. Schemas over
 // the configured byte bounds keep their root and turn the $defs farthest
 // from it into `true`.
+//
+// Request bodies: an object body is flattened into one argument per
+// top-level property (a non-object, non-flattenable or binary body is one
+// "body" argument). When the body is optional but its schema requires
+// fields, the inputSchema keeps that rule as "dependentRequired": any body
+// argument given makes the body's required fields required, and each such
+// field's description says so. The body is not nested under its own key
+// instead: one argument shape for every body, the per-property encodings of
+// form and multipart bodies (deepObject, part content types) kept, and the
+// gateway's validation (and Ajv's) enforce the keyword, naming the missing
+// field to an agent that skipped it.
 //
 // The package holds no mutable package-level state; everything it returns is
 // owned by the caller.
@@ -107,9 +129,12 @@ type Route struct {
 	// Method is the upper-case HTTP method.
 	Method string `json:"method"`
 	// Path is the path template to expand, e.g. "/repos/{owner}/{repo}".
-	// A "#fragment" used by some documents to tell operations apart
-	// ("/{Bucket}#cors") is removed; literal text such as "?query={q}" stays.
-	// Every {name} in Path has an InPath argument with Param == name.
+	// A "#…" that HTTP never sends is removed: a suffix some documents use
+	// to tell operations apart ("/{Bucket}#cors", "/#X-Amz-Target=S.Op"),
+	// or a marker segment SDKs replace ("/send/#env/v1/{id}" becomes
+	// "/send/v1/{id}"); literal text such as "?query={q}" stays. Every
+	// {name} in Path has an InPath argument with Param == name, whose
+	// schema refuses the empty string (minLength 1).
 	Path string `json:"path"`
 	// DocPath is the key of the operation's path item in the document
 	// (equal to Path unless a fragment was removed).
@@ -159,7 +184,10 @@ type Argument struct {
 	// declared content type.
 	ContentType string `json:"contentType,omitempty"`
 	// File is true for a multipart file part: the argument is an object
-	// {"content": base64 string, "filename": string, "contentType": string}.
+	// {"content": base64 string, "filename": string, "contentType": string},
+	// or an array of such objects (one part each) when the field holds
+	// several files. A multipart body that is a single binary string is one
+	// File argument with Param "file".
 	File bool `json:"file,omitempty"`
 	// Base64 is true when the argument is a base64 string whose decoded
 	// bytes are the raw value (a binary whole body).

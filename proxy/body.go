@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"mime/multipart"
 	"net/textproto"
+	"strconv"
 	"strings"
 )
 
@@ -160,8 +161,19 @@ func (e *Endpoint) multipartBody(args map[string]any, whole any, bad *argErrors)
 			continue
 		}
 		if bp.file {
-			if err := w.file(bp, v, bad); err != nil {
-				return nil, "", err
+			// One file, or an array of files: one part each.
+			files, many := v.([]any)
+			if !many {
+				files = []any{v}
+			}
+			for i, f := range files {
+				at := "/" + bp.name
+				if many {
+					at += "/" + strconv.Itoa(i)
+				}
+				if err := w.file(bp, f, at, bad); err != nil {
+					return nil, "", err
+				}
 			}
 			continue
 		}
@@ -207,17 +219,17 @@ func (w partWriter) field(name string, v any, ct string) {
 }
 
 // file writes a file part from {content (base64), filename, contentType};
-// argument problems go to bad.
-func (w partWriter) file(bp *param, v any, bad *argErrors) error {
+// argument problems go to bad, named by at (the argument's JSON pointer).
+func (w partWriter) file(bp *param, v any, at string, bad *argErrors) error {
 	f, ok := v.(map[string]any)
 	if !ok {
-		bad.add("/%s: must be an object {content, filename, contentType}", bp.name)
+		bad.add("%s: must be an object {content, filename, contentType}", at)
 		return nil
 	}
 	content, _ := f["content"].(string)
 	data, err := decodeBase64(content)
 	if err != nil {
-		bad.add("/%s/content: not valid base64: %v", bp.name, err)
+		bad.add("%s/content: not valid base64: %v", at, err)
 		return nil
 	}
 	filename, _ := f["filename"].(string)
@@ -232,7 +244,7 @@ func (w partWriter) file(bp *param, v any, bad *argErrors) error {
 		ct = "application/octet-stream"
 	}
 	if !validHeaderValue(ct) || !validHeaderValue(filename) {
-		bad.add("/%s: filename and contentType must not contain control characters", bp.name)
+		bad.add("%s: filename and contentType must not contain control characters", at)
 		return nil
 	}
 	hdr := textproto.MIMEHeader{}

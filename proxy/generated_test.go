@@ -64,6 +64,30 @@ paths:
                 note: {type: string}
       responses:
         "201": {description: created}
+  /issues/{key}/attachments:
+    post:
+      operationId: attach
+      parameters:
+        - {name: key, in: path, required: true, schema: {type: string}}
+      requestBody:
+        required: true
+        content:
+          multipart/form-data:
+            schema: {type: string, format: binary}
+      responses:
+        "200": {description: ok}
+  /gallery:
+    put:
+      operationId: gallery
+      requestBody:
+        content:
+          multipart/form-data:
+            schema:
+              type: object
+              properties:
+                photos: {type: array, items: {type: string, format: binary}}
+      responses:
+        "200": {description: ok}
 `
 
 func TestGeneratedRoutes(t *testing.T) {
@@ -124,4 +148,18 @@ func TestGeneratedRoutes(t *testing.T) {
 	if !strings.Contains(string(got.Body), `filename="h.txt"`) || !strings.Contains(string(got.Body), "hello") {
 		t.Errorf("multipart body %q", got.Body)
 	}
+
+	// A body that is one binary string: the part "file".
+	wantOK(t, call(t, p, eps["attach"], `{"key":"K-1","file":{"content":"aGVsbG8=","filename":"a.txt"}}`))
+	got = rec.last(t)
+	if !strings.Contains(string(got.Body), `name="file"; filename="a.txt"`) || !strings.Contains(string(got.Body), "hello") {
+		t.Errorf("binary multipart body %q", got.Body)
+	}
+	// An array of files: one part each, under the field's name.
+	wantOK(t, call(t, p, eps["gallery"], `{"photos":[{"content":"aGVsbG8=","filename":"1.png"},{"content":"d29ybGQ=","filename":"2.png"}]}`))
+	got = rec.last(t)
+	if body := string(got.Body); strings.Count(body, `name="photos"`) != 2 || !strings.Contains(body, `filename="2.png"`) || !strings.Contains(body, "world") {
+		t.Errorf("array of files body %q", got.Body)
+	}
+	wantError(t, call(t, p, eps["gallery"], `{"photos":[{"content":"aGVsbG8="},{"content":"not base64!"}]}`), "/photos/1/content", "base64")
 }
