@@ -21,7 +21,7 @@ const (
 )
 
 var (
-	fieldWeight = [nFields]float32{fName: 2.5, fTitle: 3, fLead: 2, fDesc: 1, fTags: 1.5, fPath: 2, fParams: 0.6, fAction: 1.5}
+	fieldWeight = [nFields]float32{fName: 2.5, fTitle: 3, fLead: 2, fDesc: 0.5, fTags: 1.5, fPath: 2, fParams: 0.3, fAction: 1.5}
 	fieldB      = [nFields]float32{fName: 0.4, fTitle: 0.5, fLead: 0.5, fDesc: 0.75, fTags: 0.3, fPath: 0.5, fParams: 0.6, fAction: 0.2}
 )
 

@@ -96,6 +96,7 @@ type Options struct {
 type Index struct {
 	docs   []Doc
 	short  []string // one-paragraph descriptions for results
+	family []string // near-duplicate key per tool (see diversify)
 	byName map[string]int32
 	prior  []float32
 
@@ -138,8 +139,10 @@ func New(docs []Doc, opts Options) (*Index, error) {
 	b := newBuilder(ix)
 	b.build()
 	ix.short = make([]string, len(docs))
+	ix.family = make([]string, len(docs))
 	for i := range docs {
 		ix.short[i] = shortDescription(docs[i].Description, docs[i].Title)
+		ix.family[i] = familyKey(&docs[i])
 	}
 	if opts.Embeddings != nil {
 		ix.embed = newEmbedState(ix, opts.Embeddings)
@@ -183,12 +186,18 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Result, error) {
 		return []Result{}, nil
 	}
 	want := limit
+	if ix.opts.Ranking == Ranked {
+		want = max(limit*3, 30)
+	}
 	if ix.embed != nil {
-		want = max(limit, rerankCandidates)
+		want = max(want, rerankCandidates)
 	}
 	hits := ix.rank(concepts, want, q)
 	if ix.embed != nil {
 		hits = ix.embed.rerank(ctx, q.Text, hits, q)
+	}
+	if ix.opts.Ranking == Ranked {
+		ix.diversify(hits)
 	}
 	if len(hits) > limit {
 		hits = hits[:limit]
@@ -235,6 +244,7 @@ type scratch struct {
 	acc     []float32 // total score per doc
 	matched []float32 // weight of the concepts a doc matched
 	best    []float32 // the current concept's best variant score per doc
+	bestW   []float32 // and that variant's weight
 	touched []int32   // docs with acc > 0
 	inBest  []int32   // docs with best > 0
 	heap    []hit
@@ -245,7 +255,7 @@ func (ix *Index) getScratch() *scratch {
 		return s
 	}
 	n := len(ix.docs)
-	return &scratch{acc: make([]float32, n), matched: make([]float32, n), best: make([]float32, n)}
+	return &scratch{acc: make([]float32, n), matched: make([]float32, n), best: make([]float32, n), bestW: make([]float32, n)}
 }
 
 // rank scores every tool a concept reaches and keeps the best limit tools
@@ -263,7 +273,7 @@ func (ix *Index) rank(concepts []concept, limit int, q Query) []hit {
 					s.inBest = append(s.inBest, p.doc)
 				}
 				if sc > s.best[p.doc] {
-					s.best[p.doc] = sc
+					s.best[p.doc], s.bestW[p.doc] = sc, v.w
 				}
 			}
 		}
@@ -272,7 +282,8 @@ func (ix *Index) rank(concepts []concept, limit int, q Query) []hit {
 				s.touched = append(s.touched, d)
 			}
 			s.acc[d] += c.w * s.best[d]
-			s.matched[d] += c.w
+			// A weak stand-in counts as a partial match.
+			s.matched[d] += c.w * min(s.bestW[d], 1)
 			s.best[d] = 0
 		}
 		s.inBest = s.inBest[:0]
@@ -300,6 +311,53 @@ func (ix *Index) rank(concepts []concept, limit int, q Query) []hit {
 	out := h.sorted()
 	s.heap = h.items[:0]
 	return out
+}
+
+// duplicateFactor scales the score of each further member of a family of
+// near-duplicates in one result list.
+const duplicateFactor = 0.6
+
+// diversify lets one member of each family of near-duplicates keep its
+// score and demotes the others, so that ten copies of one operation
+// reached through /me, /users/{id} and /groups/{id} do not push every other
+// candidate out of the first results. hits is re-sorted in place.
+func (ix *Index) diversify(hits []hit) {
+	seen := make(map[string]int, len(hits))
+	for i := range hits {
+		f := ix.family[hits[i].doc]
+		n := seen[f]
+		seen[f] = n + 1
+		for ; n > 0; n-- {
+			hits[i].score *= duplicateFactor
+		}
+	}
+	sortHits(hits)
+}
+
+// familyKey groups operations that do the same thing in different places:
+// the method, the last two literal path segments, and whether the path ends
+// in a parameter ("POST events/microsoft.graph.accept" for every way to
+// reach an event's accept action).
+func familyKey(d *Doc) string {
+	segs := strings.Split(strings.Trim(d.Path, "/"), "/")
+	var lits []string
+	item := false
+	for _, s := range segs {
+		if strings.HasPrefix(s, "{") {
+			item = true
+			continue
+		}
+		item = false
+		lits = append(lits, s)
+	}
+	if len(lits) > 2 {
+		lits = lits[len(lits)-2:]
+	}
+	key := d.Method + " " + strings.Join(lits, "/")
+	if item {
+		key += "/{}"
+	}
+	return key
 }
 
 // coordination favours tools that match more of the query's concepts over

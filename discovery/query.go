@@ -9,7 +9,7 @@ const (
 	wSelf         = 0.3 // "my" as "me", "self", "authenticated", "current"
 	wGroupmate    = 0.4 // another verb of the same action group, on the text fields
 	wCompoundHead = 0.7 // "mail" for "email"
-	wSynKnown     = 0.5 // factor on general synonyms of a word the index has
+	wSynKnown     = 0.1 // factor on general synonyms of a word the index has
 	wCompoundPart = 0.5 // "drive" for "onedrive"
 )
 
