@@ -44,7 +44,7 @@ func (ix *Index) compile(text string) []concept {
 		}
 		if stopWords[w] {
 			if listWords[w] {
-				addAction("list", wImplied)
+				addAction("list", wAction)
 			}
 			continue
 		}
