@@ -61,6 +61,7 @@ func (b *builder) build() {
 	ix := b.ix
 	n := len(ix.docs)
 	b.entries = make([][]termTF, n)
+	ix.fwd = make([][]int32, n)
 	b.lengths = make([][nFields]float32, n)
 	fields := make([][]string, nFields)
 	for i := range ix.docs {
@@ -73,6 +74,9 @@ func (b *builder) build() {
 			b.fields(&ix.docs[i], fields)
 		}
 		b.entries[i], b.lengths[i] = b.count(fields)
+		if ix.opts.Ranking == Ranked {
+			ix.fwd[i] = b.forward(b.entries[i])
+		}
 	}
 	b.impacts()
 	b.priors()
@@ -270,6 +274,18 @@ func (b *builder) count(fields [][]string) ([]termTF, [nFields]float32) {
 		}
 	}
 	return out, lens
+}
+
+// forward lists the terms of a tool's naming fields (name, title, lead
+// sentence, tags, path): what feedback reads back from the best tools.
+func (b *builder) forward(es []termTF) []int32 {
+	var out []int32
+	for _, e := range es {
+		if e.tf[fName]+e.tf[fTitle]+e.tf[fLead]+e.tf[fTags]+e.tf[fPath] > 0 {
+			out = append(out, e.term)
+		}
+	}
+	return out
 }
 
 // impacts turns the counts into postings whose impact is the tool's whole

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sort"
 	"strings"
 	"sync"
 	"unicode"
@@ -103,6 +104,7 @@ type Index struct {
 	terms    map[string]int32
 	postings [][]posting
 	idf      []float32
+	fwd      [][]int32 // per tool, the terms of its naming fields (Ranked only)
 
 	opts    Options
 	actions *actionIndex
@@ -193,6 +195,11 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Result, error) {
 		want = max(want, rerankCandidates)
 	}
 	hits := ix.rank(concepts, want, q)
+	if ix.opts.Ranking == Ranked {
+		if fb, ok := ix.feedback(concepts, hits); ok {
+			hits = ix.rank(append(concepts, fb), want, q)
+		}
+	}
 	if ix.embed != nil {
 		hits = ix.embed.rerank(ctx, q.Text, hits, q)
 	}
@@ -227,6 +234,9 @@ func hasWords(text string) bool {
 type concept struct {
 	w  float32
 	vs []variant
+	// bonus concepts add to the score but not to what coordination asks
+	// for (feedback terms).
+	bonus bool
 }
 
 type variant struct {
@@ -265,7 +275,9 @@ func (ix *Index) rank(concepts []concept, limit int, q Query) []hit {
 	defer ix.scratch.Put(s)
 	var total float32
 	for _, c := range concepts {
-		total += c.w
+		if !c.bonus {
+			total += c.w
+		}
 		for _, v := range c.vs {
 			for _, p := range ix.postings[v.term] {
 				sc := v.w * p.impact
@@ -283,7 +295,9 @@ func (ix *Index) rank(concepts []concept, limit int, q Query) []hit {
 			}
 			s.acc[d] += c.w * s.best[d]
 			// A weak stand-in counts as a partial match.
-			s.matched[d] += c.w * min(s.bestW[d], 1)
+			if !c.bonus {
+				s.matched[d] += c.w * min(s.bestW[d], 1)
+			}
 			s.best[d] = 0
 		}
 		s.inBest = s.inBest[:0]
@@ -311,6 +325,65 @@ func (ix *Index) rank(concepts []concept, limit int, q Query) []hit {
 	out := h.sorted()
 	s.heap = h.items[:0]
 	return out
+}
+
+// Pseudo-relevance feedback: the words the best first-pass tools share
+// (say "member" among the tools found for "which groups am I in") are added
+// as one weak concept for a second pass, which lifts their near misses.
+const (
+	feedbackDocs  = 5   // best tools read
+	feedbackMin   = 2   // a term must name at least this many of them
+	feedbackTerms = 4   // at most this many terms are added
+	wFeedback     = 0.4 // weight of the feedback concept
+	feedbackIDF   = 1.5 // terms commoner than this are no evidence
+)
+
+func (ix *Index) feedback(concepts []concept, hits []hit) (concept, bool) {
+	if len(hits) < feedbackDocs {
+		return concept{}, false
+	}
+	inQuery := map[int32]bool{}
+	for _, c := range concepts {
+		for _, v := range c.vs {
+			inQuery[v.term] = true
+		}
+	}
+	count := map[int32]int{}
+	for _, h := range hits[:feedbackDocs] {
+		for _, t := range ix.fwd[h.doc] {
+			if !inQuery[t] && ix.idf[t] >= feedbackIDF {
+				count[t]++
+			}
+		}
+	}
+	type tc struct {
+		t int32
+		n int
+	}
+	var cands []tc
+	for t, n := range count {
+		if n >= feedbackMin {
+			cands = append(cands, tc{t, n})
+		}
+	}
+	if len(cands) == 0 {
+		return concept{}, false
+	}
+	sort.Slice(cands, func(i, j int) bool {
+		a, b := cands[i], cands[j]
+		if a.n != b.n {
+			return a.n > b.n
+		}
+		if ix.idf[a.t] != ix.idf[b.t] {
+			return ix.idf[a.t] > ix.idf[b.t]
+		}
+		return a.t < b.t
+	})
+	c := concept{w: wFeedback, bonus: true}
+	for _, x := range cands[:min(len(cands), feedbackTerms)] {
+		c.vs = append(c.vs, variant{x.t, float32(x.n) / feedbackDocs})
+	}
+	return c, true
 }
 
 // duplicateFactor scales the score of each further member of a family of
