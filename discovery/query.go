@@ -3,14 +3,16 @@ package discovery
 // Variant weights: how much a stand-in for a query word counts beside the
 // word itself.
 const (
-	wAbbrev       = 0.8 // "repo" for "repository"
-	wAction       = 1.0 // the canonical action of a verb, matched on the action field
-	wImplied      = 0.5 // the read action implied by a question ("which invoices …")
-	wSelf         = 0.3 // "my" as "me", "self", "authenticated", "current"
-	wGroupmate    = 0.4 // another verb of the same action group, on the text fields
-	wCompoundHead = 0.7 // "mail" for "email"
-	wSynKnown     = 0.1 // factor on general synonyms of a word the index has
-	wCompoundPart = 0.5 // "drive" for "onedrive"
+	wAbbrev       = 0.8  // "repo" for "repository"
+	wAction       = 1.0  // the canonical action of a verb, matched on the action field
+	wImplied      = 0.5  // the read action implied by a question ("which invoices …")
+	wSelf         = 0.3  // "my" as "me", "self", "authenticated", "current"
+	wGroupmate    = 0.4  // another verb of the same action group, on the text fields
+	wCompoundHead = 0.7  // "mail" for "email"
+	wSynKnown     = 0.15 // factor on general synonyms of a word the index has
+	wSynRare      = 0.5  // … of a word only a few tools have
+	rareDocs      = 20   // "a few"
+	wCompoundPart = 0.5  // "drive" for "onedrive"
 )
 
 // compile turns a query into concepts over the index's terms. Words with no
@@ -112,6 +114,9 @@ func (ix *Index) wordConcept(w, s string, verb bool) (concept, bool) {
 	synW := float32(1)
 	if known {
 		synW = wSynKnown
+		if len(ix.postings[orig]) <= rareDocs {
+			synW = wSynRare
+		}
 	}
 	for _, sy := range ix.syn.lookup(s) {
 		add(sy.term, sy.w*synW)

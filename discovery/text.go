@@ -180,7 +180,9 @@ var stopWords = func() map[string]bool {
 		these they this those through to too under until up upon us very was we
 		were what when where which while who whom whose why will with within would
 		you your yours yourself i am want wanted need needs like any also via
-		each every all again already ever there's it's i'm i'd i'll let's`) {
+		each every all again already ever there's it's i'm i'd i'll let's another
+		others thing things stuff something someone anything everything way able
+		etc`) {
 		m[w] = true
 	}
 	return m
