@@ -30,6 +30,8 @@ const (
 	// maxDescWords bounds the words of a description that are indexed: the
 	// first paragraphs say what an operation does, the rest is detail.
 	maxDescWords = 400
+	// depthPenalty shrinks the score of deep paths a little per segment.
+	depthPenalty = 0.04
 )
 
 // builder holds what New needs only while it builds.
@@ -346,7 +348,12 @@ func (b *builder) priors() {
 			ix.prior[i] = 1
 			continue
 		}
-		depth := strings.Count(strings.Trim(ix.docs[i].Path, "/"), "/") + 1
-		ix.prior[i] = 1 / (1 + 0.04*float32(max(depth-3, 0)))
+		path := ix.docs[i].Path
+		depth := strings.Count(strings.Trim(path, "/"), "/") + 1
+		ix.prior[i] = 1 / (1 + depthPenalty*float32(max(depth-3, 0)))
+		// OData's /$count answers a number, not the resource a caller means.
+		if strings.HasSuffix(path, "/$count") {
+			ix.prior[i] *= 0.5
+		}
 	}
 }
