@@ -3,6 +3,7 @@ package discovery
 import (
 	"context"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -16,11 +17,23 @@ import (
 //
 //	MCPGATE_CORPUS=/tmp/mcpgate-corpus go test ./discovery -run '^$' -bench SearchGraph -benchtime 2000x
 func BenchmarkSearchGraph(b *testing.B) {
-	c := loadCorpusAPI(b, "graph", "apis-guru/microsoft.com-graph.json")
-	ix, err := New(c.docs, Options{})
+	// The index alone stays alive, as in a gateway that keeps its tools
+	// (the benchmark drops the document so its garbage does not time GC).
+	path := filepath.Join(corpusDir(b), "apis-guru/microsoft.com-graph.json")
+	doc, err := openapi.Load(context.Background(), path, openapi.LoadOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
+	res, err := openapi.Generate(doc, openapi.GenerateOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ix, err := New(FromTools("graph", res.Tools, doc), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	doc, res = nil, nil
+	runtime.GC()
 	var queries []string
 	for _, api := range evalAPIs {
 		s := loadEvalSet(b, api)
@@ -30,6 +43,9 @@ func BenchmarkSearchGraph(b *testing.B) {
 	}
 	ctx := context.Background()
 	lat := make([]time.Duration, 0, b.N)
+	// best[q] is request q's fastest search: the slowest of these is what a
+	// search costs without the noise of a shared machine.
+	best := make([]time.Duration, len(queries))
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -37,12 +53,19 @@ func BenchmarkSearchGraph(b *testing.B) {
 		if _, err := ix.Search(ctx, Query{Text: queries[i%len(queries)]}); err != nil {
 			b.Fatal(err)
 		}
-		lat = append(lat, time.Since(start))
+		d := time.Since(start)
+		lat = append(lat, d)
+		if q := i % len(queries); best[q] == 0 || d < best[q] {
+			best[q] = d
+		}
 	}
 	b.StopTimer()
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "µs-median")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "µs-p99")
+	if b.N >= 3*len(queries) {
+		b.ReportMetric(float64(slices.Max(best).Microseconds()), "µs-slowest-request")
+	}
 }
 
 // BenchmarkIndexBuild measures, side by side in each iteration, loading and

@@ -195,11 +195,6 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Result, error) {
 		want = max(want, rerankCandidates)
 	}
 	hits := ix.rank(concepts, want, q)
-	if ix.opts.Ranking == Ranked {
-		if fb, ok := ix.feedback(concepts, hits); ok {
-			hits = ix.rank(append(concepts, fb), want, q)
-		}
-	}
 	if ix.embed != nil {
 		hits = ix.embed.rerank(ctx, q.Text, hits, q)
 	}
@@ -269,7 +264,8 @@ func (ix *Index) getScratch() *scratch {
 }
 
 // rank scores every tool a concept reaches and keeps the best limit tools
-// that q lets through.
+// that q lets through. With the Ranked ranking it then adds the feedback
+// concept of those tools to the same scores and selects again.
 func (ix *Index) rank(concepts []concept, limit int, q Query) []hit {
 	s := ix.getScratch()
 	defer ix.scratch.Put(s)
@@ -278,6 +274,26 @@ func (ix *Index) rank(concepts []concept, limit int, q Query) []hit {
 		if !c.bonus {
 			total += c.w
 		}
+	}
+	ix.accumulate(s, concepts)
+	hits := ix.selectTop(s, total, limit, q)
+	if ix.opts.Ranking == Ranked {
+		if fb, ok := ix.feedback(concepts, hits); ok {
+			ix.accumulate(s, []concept{fb})
+			hits = ix.selectTop(s, total, limit, q)
+		}
+	}
+	for _, d := range s.touched {
+		s.acc[d], s.matched[d] = 0, 0
+	}
+	s.touched = s.touched[:0]
+	return hits
+}
+
+// accumulate adds each concept's score, through its best variant, to the
+// tools it reaches.
+func (ix *Index) accumulate(s *scratch, concepts []concept) {
+	for _, c := range concepts {
 		for _, v := range c.vs {
 			for _, p := range ix.postings[v.term] {
 				sc := v.w * p.impact
@@ -302,13 +318,16 @@ func (ix *Index) rank(concepts []concept, limit int, q Query) []hit {
 		}
 		s.inBest = s.inBest[:0]
 	}
+}
+
+// selectTop keeps the best limit scored tools that q lets through.
+func (ix *Index) selectTop(s *scratch, total float32, limit int, q Query) []hit {
 	h := topK{items: s.heap[:0], k: limit}
 	for _, d := range s.touched {
 		score := s.acc[d] * ix.prior[d]
 		if ix.opts.Ranking == Ranked {
 			score *= coordination(s.matched[d], total)
 		}
-		s.acc[d], s.matched[d] = 0, 0
 		if !h.wants(d, score) {
 			continue
 		}
@@ -321,7 +340,6 @@ func (ix *Index) rank(concepts []concept, limit int, q Query) []hit {
 		}
 		h.push(hit{d, score})
 	}
-	s.touched = s.touched[:0]
 	out := h.sorted()
 	s.heap = h.items[:0]
 	return out
