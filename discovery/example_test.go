@@ -61,7 +61,7 @@ func ExampleCatalog() {
 	// search
 	// describe
 	// call
-	// 1 tools for "refund a charge", best first:
+	// 1 tool for "refund a charge", best first:
 	//
 	// 1. createRefund — POST /refunds
 	//    Create a refund
