@@ -52,6 +52,10 @@ func newBuilder(ix *Index) *builder {
 	ix.terms = map[string]int32{}
 	if ix.opts.Ranking == Ranked {
 		ix.actions = newActionIndex()
+		ix.nounishStems = map[string]bool{}
+		for w := range nounish {
+			ix.nounishStems[stem(w)] = true
+		}
 		if !ix.opts.NoSynonyms {
 			ix.syn = embeddedSynonyms()
 		}
@@ -161,28 +165,38 @@ func isSelf(d *Doc) bool {
 // "repos/create-fork", "me.events.event.accept", "PostCustomers").
 func (b *builder) docActions(d *Doc, itemPath bool) []string {
 	acts := methodActions(d.Method, itemPath)
-	verb := func(s string) {
+	verb := func(s string, plurals bool) {
 		first := ""
 		words(s, func(w string) {
 			if first == "" && !stopWords[w] {
 				first = w
 			}
 		})
-		if nounish[first] {
+		st := b.stems.stem(first)
+		if b.ix.nounishStems[st] || !plurals && strings.HasSuffix(first, "s") {
 			return
 		}
-		for _, a := range b.ix.actions.of(b.stems.stem(first)) {
+		for _, a := range b.ix.actions.of(st) {
 			acts = appendUnique(acts, a)
 		}
 	}
-	verb(d.Title)
+	verb(d.Title, true)
+	// RPC-style sub-resources name their action: /payouts/{id}/cancel,
+	// /pulls/{n}/merge, /events/{id}/microsoft.graph.accept.
+	if i := strings.LastIndexByte(d.Path, '/'); i >= 0 && !strings.Contains(d.Path[i:], "{") {
+		last := d.Path[i+1:]
+		if j := strings.LastIndexByte(last, '.'); j >= 0 {
+			last = last[j+1:]
+		}
+		verb(last, false) // "/invitations" is no verb, "/cancel" is
+	}
 	name := cmp0(d.OperationID, d.Name)
 	// The verb of "repos/create-fork" or "me.events.event.accept" is in the
 	// last part.
 	if i := strings.LastIndexAny(name, "/."); i >= 0 {
 		name = name[i+1:]
 	}
-	verb(name)
+	verb(name, true)
 	return acts
 }
 

@@ -123,3 +123,17 @@ func TestTuneFields(t *testing.T) {
 		}
 	}
 }
+
+// TestRanks prints the rank of every dev request: RANKS_API=stripe.
+func TestRanks(t *testing.T) {
+	api := os.Getenv("RANKS_API")
+	if api == "" {
+		t.Skip("set RANKS_API")
+	}
+	s := loadEvalSet(t, api)
+	c := loadCorpusAPI(t, api, s.Doc)
+	ix, _ := New(c.docs, Options{})
+	for _, q := range s.Dev {
+		t.Logf("%2d %s", rankOf(t, ix, c, q), q.Q)
+	}
+}

@@ -108,8 +108,10 @@ type Index struct {
 
 	opts    Options
 	actions *actionIndex
-	syn     synonyms
-	aliases map[string][]weighted
+	// nounishStems are the stems of the nounish action words.
+	nounishStems map[string]bool
+	syn          synonyms
+	aliases      map[string][]weighted
 
 	scratch sync.Pool // *scratch
 	embed   *embedState

@@ -53,6 +53,8 @@ func (ix *Index) compile(text string) []concept {
 		s := stem(w)
 		isFirst := first
 		first = false
+		// The request's verb is its first action word; later ones ("starting
+		// next quarter") only qualify it.
 		verb := (isFirst || !nounish[w]) && len(ix.actions.of(s)) > 0
 		if verb {
 			for _, a := range ix.actions.of(s) {
