@@ -428,9 +428,9 @@ func (ix *Index) diversify(hits []hit) {
 }
 
 // familyKey groups operations that do the same thing in different places:
-// the method, the last two literal path segments, and whether the path ends
-// in a parameter ("POST events/microsoft.graph.accept" for every way to
-// reach an event's accept action).
+// the method, the last literal path segment, and whether the path ends in
+// a parameter ("POST microsoft.graph.accept" for every way to reach an
+// event's accept action, "POST members" for every way to add a member).
 func familyKey(d *Doc) string {
 	segs := strings.Split(strings.Trim(d.Path, "/"), "/")
 	var lits []string
@@ -443,8 +443,8 @@ func familyKey(d *Doc) string {
 		item = false
 		lits = append(lits, s)
 	}
-	if len(lits) > 2 {
-		lits = lits[len(lits)-2:]
+	if len(lits) > 1 {
+		lits = lits[len(lits)-1:]
 	}
 	key := d.Method + " " + strings.Join(lits, "/")
 	if item {

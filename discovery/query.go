@@ -7,7 +7,7 @@ const (
 	wAction       = 1.0  // the canonical action of a verb, matched on the action field
 	wImplied      = 0.5  // the read action implied by a question ("which invoices …")
 	wSelf         = 0.3  // "my" as "me", "self", "authenticated", "current"
-	wGroupmate    = 0.4  // another verb of the same action group, on the text fields
+	wGroupmate    = 0.6  // another verb of the same action group, on the text fields
 	wCompoundHead = 0.7  // "mail" for "email"
 	wSynKnown     = 0.15 // factor on general synonyms of a word the index has
 	wSynRare      = 0.5  // … of a word only a few tools have
