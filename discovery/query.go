@@ -69,6 +69,8 @@ func (ix *Index) compile(text string) []concept {
 			cs = append(cs, c)
 		}
 	}
+	// A question ("which invoices are unpaid") or a bare noun phrase
+	// ("history of commits on main") asks to read.
 	if question && len(actions) == 0 {
 		addAction("read", wImplied)
 	}
@@ -106,9 +108,9 @@ func (ix *Index) wordConcept(w, s string, verb bool) (concept, bool) {
 	}
 	add(s, 1)
 	for _, p := range commonAbbreviations {
-		if p[0] == w {
+		if p[0] == w || stem(p[0]) == s {
 			add(stem(p[1]), wAbbrev)
-		} else if p[1] == w {
+		} else if stem(p[1]) == s {
 			add(stem(p[0]), wAbbrev)
 		}
 	}
