@@ -108,6 +108,8 @@ type Index struct {
 
 	opts    Options
 	actions *actionIndex
+	// abbrev maps a stem to the stems of its abbreviations or expansions.
+	abbrev map[string][]string
 	// nounishStems are the stems of the nounish action words.
 	nounishStems map[string]bool
 	syn          synonyms

@@ -107,12 +107,8 @@ func (ix *Index) wordConcept(w, s string, verb bool) (concept, bool) {
 		c.vs = append(c.vs, variant{id, weight})
 	}
 	add(s, 1)
-	for _, p := range commonAbbreviations {
-		if p[0] == w || stem(p[0]) == s {
-			add(stem(p[1]), wAbbrev)
-		} else if stem(p[1]) == s {
-			add(stem(p[0]), wAbbrev)
-		}
+	for _, a := range ix.abbrev[s] {
+		add(a, wAbbrev)
 	}
 	// General synonyms help most where the document lacks the user's word.
 	synW := float32(1)

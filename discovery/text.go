@@ -18,10 +18,17 @@ import (
 // dropped (they name versions and sizes, rarely what an operation does), and
 // so are single letters but "i".
 func words(s string, emit func(w string)) {
-	var buf []byte
+	wordBytes(s, func(w []byte) { emit(string(w)) })
+}
+
+// wordBytes is words without an allocation per word: w is only valid
+// during the call.
+func wordBytes(s string, emit func(w []byte)) {
+	var arr [64]byte
+	buf := arr[:0]
 	flush := func() {
 		if len(buf) > 1 || len(buf) == 1 && buf[0] == 'i' {
-			emit(string(buf))
+			emit(buf)
 		}
 		buf = buf[:0]
 	}
