@@ -21,7 +21,7 @@ const (
 )
 
 var (
-	fieldWeight = [nFields]float32{fName: 2.5, fTitle: 3, fLead: 2, fDesc: 1, fTags: 1.5, fPath: 2, fParams: 0.6, fAction: 1.5}
+	fieldWeight = [nFields]float32{fName: 2.5, fTitle: 3, fLead: 2, fDesc: 0.5, fTags: 1.5, fPath: 2, fParams: 0.3, fAction: 1.5}
 	fieldB      = [nFields]float32{fName: 0.4, fTitle: 0.5, fLead: 0.5, fDesc: 0.75, fTags: 0.3, fPath: 0.5, fParams: 0.6, fAction: 0.2}
 )
 
@@ -30,15 +30,24 @@ const (
 	// maxDescWords bounds the words of a description that are indexed: the
 	// first paragraphs say what an operation does, the rest is detail.
 	maxDescWords = 400
+	// depthPenalty shrinks the score of deep paths a little per segment.
+	depthPenalty = 0.04
 )
 
 // builder holds what New needs only while it builds.
 type builder struct {
 	ix    *Index
 	stems stemmer
+	// wordTerm maps a lower-case word to the term of its stem (-1: a stop
+	// word), so each word of the text costs one map lookup.
+	wordTerm map[string]int32
+	// slot[t] is 1 + the position of term t in the current tool's entries.
+	slot []int32
 	// per doc, its terms with their frequency per field
 	entries [][]termTF
 	lengths [][nFields]float32
+	// per doc, the terms of its path and tags, and of its title (mining)
+	pathTerms, titleTerms [][]int32
 }
 
 type termTF struct {
@@ -50,19 +59,56 @@ func newBuilder(ix *Index) *builder {
 	ix.terms = map[string]int32{}
 	if ix.opts.Ranking == Ranked {
 		ix.actions = newActionIndex()
+		ix.abbrev = map[string][]string{}
+		for _, p := range commonAbbreviations {
+			a, b := stem(p[0]), stem(p[1])
+			ix.abbrev[a] = appendUnique(ix.abbrev[a], b)
+			ix.abbrev[b] = appendUnique(ix.abbrev[b], a)
+		}
+		ix.nounishStems = map[string]bool{}
+		for w := range nounish {
+			ix.nounishStems[stem(w)] = true
+		}
 		if !ix.opts.NoSynonyms {
 			ix.syn = embeddedSynonyms()
 		}
 	}
-	return &builder{ix: ix, stems: stemmer{}}
+	return &builder{ix: ix, stems: stemmer{}, wordTerm: map[string]int32{}}
+}
+
+// term returns the id of term t, adding it when new.
+func (b *builder) term(t string) int32 {
+	id, ok := b.ix.terms[t]
+	if !ok {
+		id = int32(len(b.ix.terms))
+		b.ix.terms[t] = id
+	}
+	return id
+}
+
+// wordID is the term of a word's stem; -1 for a stop word ("me" and the
+// other self words are kept: paths such as /me name the caller).
+func (b *builder) wordID(w []byte) int32 {
+	if id, ok := b.wordTerm[string(w)]; ok {
+		return id
+	}
+	ws := string(w)
+	id := int32(-1)
+	if !stopWords[ws] || selfWords[ws] {
+		id = b.term(b.stems.stem(ws))
+	}
+	b.wordTerm[ws] = id
+	return id
 }
 
 func (b *builder) build() {
 	ix := b.ix
 	n := len(ix.docs)
 	b.entries = make([][]termTF, n)
+	ix.fwd = make([][]int32, n)
 	b.lengths = make([][nFields]float32, n)
-	fields := make([][]string, nFields)
+	b.pathTerms, b.titleTerms = make([][]int32, n), make([][]int32, n)
+	fields := make([][]int32, nFields)
 	for i := range ix.docs {
 		for f := range fields {
 			fields[f] = fields[f][:0]
@@ -73,20 +119,39 @@ func (b *builder) build() {
 			b.fields(&ix.docs[i], fields)
 		}
 		b.entries[i], b.lengths[i] = b.count(fields)
+		if ix.opts.Ranking == Ranked {
+			ix.fwd[i] = b.forward(b.entries[i])
+			b.pathTerms[i], b.titleTerms[i] = b.sides(b.entries[i])
+		}
 	}
+	if ix.opts.Ranking == Ranked {
+		ix.aliases = mineAliases(b.pathTerms, b.titleTerms, ix.terms)
+	}
+	b.pathTerms, b.titleTerms = nil, nil
 	b.impacts()
 	b.priors()
-	if ix.opts.Ranking == Ranked {
-		ix.aliases = mineAliases(ix.docs, b.stems)
-	}
 }
 
-// fields fills the stemmed terms of each field of d.
-func (b *builder) fields(d *Doc, fields [][]string) {
-	add := func(f int) func(string) {
-		return func(w string) {
-			if !stopWords[w] || selfWords[w] {
-				fields[f] = append(fields[f], b.stems.stem(w))
+// sides are a tool's terms on the path side (path and tags) and the text
+// side (title) of alias mining.
+func (b *builder) sides(es []termTF) (path, title []int32) {
+	for _, e := range es {
+		if e.tf[fPath]+e.tf[fTags] > 0 {
+			path = append(path, e.term)
+		}
+		if e.tf[fTitle] > 0 {
+			title = append(title, e.term)
+		}
+	}
+	return path, title
+}
+
+// fields fills the terms of each field of d.
+func (b *builder) fields(d *Doc, fields [][]int32) {
+	add := func(f int) func([]byte) {
+		return func(w []byte) {
+			if id := b.wordID(w); id >= 0 {
+				fields[f] = append(fields[f], id)
 			}
 		}
 	}
@@ -94,22 +159,23 @@ func (b *builder) fields(d *Doc, fields [][]string) {
 	if name == "" {
 		name = d.Name
 	}
-	words(name, add(fName))
-	words(d.Title, add(fTitle))
+	wordBytes(name, add(fName))
+	wordBytes(d.Title, add(fTitle))
 	lead, rest := leadSentence(plainText(d.Description))
-	words(lead, add(fLead))
+	wordBytes(lead, add(fLead))
 	descWords := 0
-	words(rest, func(w string) {
+	addDesc := add(fDesc)
+	wordBytes(rest, func(w []byte) {
 		if descWords < maxDescWords {
 			descWords++
-			add(fDesc)(w)
+			addDesc(w)
 		}
 	})
 	for _, t := range d.Tags {
-		words(t, add(fTags))
+		wordBytes(t, add(fTags))
 	}
 	for _, s := range d.Schemas {
-		words(s, add(fTags))
+		wordBytes(s, add(fTags))
 	}
 	item := false
 	for _, seg := range strings.Split(d.Path, "/") {
@@ -117,17 +183,17 @@ func (b *builder) fields(d *Doc, fields [][]string) {
 			continue
 		}
 		item = strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "}")
-		words(stripParams(seg), add(fPath))
+		wordBytes(stripParams(seg), add(fPath))
 	}
 	for _, p := range d.Params {
-		words(p, add(fParams))
+		wordBytes(p, add(fParams))
 	}
-	words(d.ParamText, add(fParams))
+	wordBytes(d.ParamText, add(fParams))
 	for _, a := range b.docActions(d, item) {
-		fields[fAction] = append(fields[fAction], actionToken(a))
+		fields[fAction] = append(fields[fAction], b.term(actionToken(a)))
 	}
 	if isSelf(d) {
-		fields[fAction] = append(fields[fAction], actionToken("self"))
+		fields[fAction] = append(fields[fAction], b.term(actionToken("self")))
 	}
 }
 
@@ -155,28 +221,38 @@ func isSelf(d *Doc) bool {
 // "repos/create-fork", "me.events.event.accept", "PostCustomers").
 func (b *builder) docActions(d *Doc, itemPath bool) []string {
 	acts := methodActions(d.Method, itemPath)
-	verb := func(s string) {
+	verb := func(s string, plurals bool) {
 		first := ""
 		words(s, func(w string) {
 			if first == "" && !stopWords[w] {
 				first = w
 			}
 		})
-		if nounish[first] {
+		st := b.stems.stem(first)
+		if b.ix.nounishStems[st] || !plurals && strings.HasSuffix(first, "s") {
 			return
 		}
-		for _, a := range b.ix.actions.of(b.stems.stem(first)) {
+		for _, a := range b.ix.actions.of(st) {
 			acts = appendUnique(acts, a)
 		}
 	}
-	verb(d.Title)
+	verb(d.Title, true)
+	// RPC-style sub-resources name their action: /payouts/{id}/cancel,
+	// /pulls/{n}/merge, /events/{id}/microsoft.graph.accept.
+	if i := strings.LastIndexByte(d.Path, '/'); i >= 0 && !strings.Contains(d.Path[i:], "{") {
+		last := d.Path[i+1:]
+		if j := strings.LastIndexByte(last, '.'); j >= 0 {
+			last = last[j+1:]
+		}
+		verb(last, false) // "/invitations" is no verb, "/cancel" is
+	}
 	name := cmp0(d.OperationID, d.Name)
 	// The verb of "repos/create-fork" or "me.events.event.accept" is in the
 	// last part.
 	if i := strings.LastIndexAny(name, "/."); i >= 0 {
 		name = name[i+1:]
 	}
-	verb(name)
+	verb(name, true)
 	return acts
 }
 
@@ -222,10 +298,10 @@ func stripParams(seg string) string {
 }
 
 // plainFields is the baseline's single bag of words.
-func (b *builder) plainFields(d *Doc, fields [][]string) {
+func (b *builder) plainFields(d *Doc, fields [][]int32) {
 	add := func(w string) {
 		if !stopWords[w] {
-			fields[fDesc] = append(fields[fDesc], w)
+			fields[fDesc] = append(fields[fDesc], b.term(w))
 		}
 	}
 	for _, s := range []string{d.Name, d.Title, d.Description, d.Path} {
@@ -246,22 +322,19 @@ func plainWords(s string, emit func(string)) {
 	}
 }
 
-func (b *builder) count(fields [][]string) ([]termTF, [nFields]float32) {
+func (b *builder) count(fields [][]int32) ([]termTF, [nFields]float32) {
 	var lens [nFields]float32
 	var out []termTF
-	pos := map[int32]int{}
+	if n := len(b.ix.terms); len(b.slot) < n {
+		b.slot = append(b.slot, make([]int32, n-len(b.slot)+n/2)...)
+	}
 	for f, ts := range fields {
 		lens[f] = float32(len(ts))
-		for _, t := range ts {
-			id, ok := b.ix.terms[t]
-			if !ok {
-				id = int32(len(b.ix.terms))
-				b.ix.terms[t] = id
-			}
-			j, ok := pos[id]
-			if !ok {
-				j = len(out)
-				pos[id] = j
+		for _, id := range ts {
+			j := b.slot[id] - 1
+			if j < 0 {
+				j = int32(len(out))
+				b.slot[id] = j + 1
 				out = append(out, termTF{term: id})
 			}
 			if out[j].tf[f] < math.MaxUint16 {
@@ -269,7 +342,22 @@ func (b *builder) count(fields [][]string) ([]termTF, [nFields]float32) {
 			}
 		}
 	}
+	for _, e := range out {
+		b.slot[e.term] = 0
+	}
 	return out, lens
+}
+
+// forward lists the terms of a tool's naming fields (name, title, lead
+// sentence, tags, path): what feedback reads back from the best tools.
+func (b *builder) forward(es []termTF) []int32 {
+	var out []int32
+	for _, e := range es {
+		if e.tf[fName]+e.tf[fTitle]+e.tf[fLead]+e.tf[fTags]+e.tf[fPath] > 0 {
+			out = append(out, e.term)
+		}
+	}
+	return out
 }
 
 // impacts turns the counts into postings whose impact is the tool's whole
@@ -330,7 +418,12 @@ func (b *builder) priors() {
 			ix.prior[i] = 1
 			continue
 		}
-		depth := strings.Count(strings.Trim(ix.docs[i].Path, "/"), "/") + 1
-		ix.prior[i] = 1 / (1 + 0.04*float32(max(depth-3, 0)))
+		path := ix.docs[i].Path
+		depth := strings.Count(strings.Trim(path, "/"), "/") + 1
+		ix.prior[i] = 1 / (1 + depthPenalty*float32(max(depth-3, 0)))
+		// OData's /$count answers a number, not the resource a caller means.
+		if strings.HasSuffix(path, "/$count") {
+			ix.prior[i] *= 0.5
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -426,5 +427,37 @@ func TestFromToolsAndPinned(t *testing.T) {
 	pinned, unmatched := Pinned(res.Tools, doc, []string{"DELETE /pets/{id}", "nope"})
 	if !reflect.DeepEqual(pinned, []string{"listPets", "deletePet"}) || !reflect.DeepEqual(unmatched, []string{"nope"}) {
 		t.Errorf("Pinned = %v, %v", pinned, unmatched)
+	}
+}
+
+// TestSearchConcurrent: one index serves parallel searches (pooled scratch
+// memory) with the same results as serial ones.
+func TestSearchConcurrent(t *testing.T) {
+	ix := petIndex(t, Options{})
+	ctx := context.Background()
+	queries := []string{"remove a pet", "show me all pets", "place an order", "who am I", "change the name of my pet"}
+	want := map[string]string{}
+	for _, q := range queries {
+		res, _ := ix.Search(ctx, Query{Text: q})
+		want[q] = strings.Join(names(res), ",")
+	}
+	done := make(chan error)
+	for g := 0; g < 8; g++ {
+		go func(g int) {
+			for i := 0; i < 200; i++ {
+				q := queries[(g+i)%len(queries)]
+				res, err := ix.Search(ctx, Query{Text: q})
+				if err != nil || strings.Join(names(res), ",") != want[q] {
+					done <- fmt.Errorf("%q: %v %v", q, names(res), err)
+					return
+				}
+			}
+			done <- nil
+		}(g)
+	}
+	for g := 0; g < 8; g++ {
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
 	}
 }

@@ -181,10 +181,16 @@ func evaluate(t testing.TB, ix *Index, c *corpusAPI, qs []evalQuery) metrics {
 	return m
 }
 
+// evalFloors are the held-out recall@5 figures mcpgate's ranking must keep
+// (a regression guard: the measured figures, rounded down; the target is
+// 0.75 on every API, see the report in testdata/eval/README.md).
+var evalFloors = map[string]float64{"github": 0.50, "stripe": 0.60, "graph": 0.30}
+
 // TestEval prints the figures for both halves of every API, plain BM25 and
-// mcpgate's ranking (with and without the WordNet table) in one run. With
-// -v and EVAL_MISSES=dev it lists the dev misses (the held-out misses are
-// listed only with EVAL_MISSES=heldout, for the final report).
+// mcpgate's ranking (with and without the WordNet table) in one run, and
+// fails when mcpgate's ranking does worse than plain BM25 or than its
+// held-out floor. With -v and EVAL_MISSES=dev it lists the dev misses (the
+// held-out misses only with EVAL_MISSES=heldout, for the final report).
 func TestEval(t *testing.T) {
 	rankings := []struct {
 		name string
@@ -195,6 +201,7 @@ func TestEval(t *testing.T) {
 		{"mcpgate", Options{}},
 	}
 	show := os.Getenv("EVAL_MISSES")
+	plain := map[string]metrics{}
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n%-8s %-8s %-22s %5s %5s %6s\n", "api", "half", "ranking", "R@1", "R@5", "MRR@10")
 	for _, api := range evalAPIs {
@@ -211,6 +218,18 @@ func TestEval(t *testing.T) {
 			}{{"dev", s.Dev}, {"heldout", s.Heldout}} {
 				m := evaluate(t, ix, c, half.qs)
 				fmt.Fprintf(&b, "%-8s %-8s %-22s %5.2f %5.2f %6.3f\n", api, half.name, rk.name, m.r1, m.r5, m.mrr10)
+				key := api + " " + half.name
+				switch rk.name {
+				case "plain BM25":
+					plain[key] = m
+				case "mcpgate":
+					if p := plain[key]; m.r5 < p.r5 || m.mrr10 < p.mrr10 {
+						t.Errorf("%s: mcpgate's ranking (R@5 %.2f, MRR@10 %.3f) is worse than plain BM25 (%.2f, %.3f)", key, m.r5, m.mrr10, p.r5, p.mrr10)
+					}
+					if half.name == "heldout" && m.r5 < evalFloors[api] {
+						t.Errorf("%s: R@5 %.2f fell below its floor %.2f", key, m.r5, evalFloors[api])
+					}
+				}
 				if show == half.name && rk.name == "mcpgate" {
 					for _, miss := range m.misses {
 						fmt.Fprintf(&b, "    miss: %s\n", miss)

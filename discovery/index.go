@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sort"
 	"strings"
 	"sync"
 	"unicode"
@@ -96,17 +97,23 @@ type Options struct {
 type Index struct {
 	docs   []Doc
 	short  []string // one-paragraph descriptions for results
+	family []string // near-duplicate key per tool (see diversify)
 	byName map[string]int32
 	prior  []float32
 
 	terms    map[string]int32
 	postings [][]posting
 	idf      []float32
+	fwd      [][]int32 // per tool, the terms of its naming fields (Ranked only)
 
 	opts    Options
 	actions *actionIndex
-	syn     synonyms
-	aliases map[string][]weighted
+	// abbrev maps a stem to the stems of its abbreviations or expansions.
+	abbrev map[string][]string
+	// nounishStems are the stems of the nounish action words.
+	nounishStems map[string]bool
+	syn          synonyms
+	aliases      map[string][]weighted
 
 	scratch sync.Pool // *scratch
 	embed   *embedState
@@ -138,8 +145,10 @@ func New(docs []Doc, opts Options) (*Index, error) {
 	b := newBuilder(ix)
 	b.build()
 	ix.short = make([]string, len(docs))
+	ix.family = make([]string, len(docs))
 	for i := range docs {
 		ix.short[i] = shortDescription(docs[i].Description, docs[i].Title)
+		ix.family[i] = familyKey(&docs[i])
 	}
 	if opts.Embeddings != nil {
 		ix.embed = newEmbedState(ix, opts.Embeddings)
@@ -183,12 +192,18 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Result, error) {
 		return []Result{}, nil
 	}
 	want := limit
+	if ix.opts.Ranking == Ranked {
+		want = max(limit*3, 30)
+	}
 	if ix.embed != nil {
-		want = max(limit, rerankCandidates)
+		want = max(want, rerankCandidates)
 	}
 	hits := ix.rank(concepts, want, q)
 	if ix.embed != nil {
 		hits = ix.embed.rerank(ctx, q.Text, hits, q)
+	}
+	if ix.opts.Ranking == Ranked {
+		ix.diversify(hits)
 	}
 	if len(hits) > limit {
 		hits = hits[:limit]
@@ -218,6 +233,9 @@ func hasWords(text string) bool {
 type concept struct {
 	w  float32
 	vs []variant
+	// bonus concepts add to the score but not to what coordination asks
+	// for (feedback terms).
+	bonus bool
 }
 
 type variant struct {
@@ -235,6 +253,7 @@ type scratch struct {
 	acc     []float32 // total score per doc
 	matched []float32 // weight of the concepts a doc matched
 	best    []float32 // the current concept's best variant score per doc
+	bestW   []float32 // and that variant's weight
 	touched []int32   // docs with acc > 0
 	inBest  []int32   // docs with best > 0
 	heap    []hit
@@ -245,17 +264,40 @@ func (ix *Index) getScratch() *scratch {
 		return s
 	}
 	n := len(ix.docs)
-	return &scratch{acc: make([]float32, n), matched: make([]float32, n), best: make([]float32, n)}
+	return &scratch{acc: make([]float32, n), matched: make([]float32, n), best: make([]float32, n), bestW: make([]float32, n)}
 }
 
 // rank scores every tool a concept reaches and keeps the best limit tools
-// that q lets through.
+// that q lets through. With the Ranked ranking it then adds the feedback
+// concept of those tools to the same scores and selects again.
 func (ix *Index) rank(concepts []concept, limit int, q Query) []hit {
 	s := ix.getScratch()
 	defer ix.scratch.Put(s)
 	var total float32
 	for _, c := range concepts {
-		total += c.w
+		if !c.bonus {
+			total += c.w
+		}
+	}
+	ix.accumulate(s, concepts)
+	hits := ix.selectTop(s, total, limit, q)
+	if ix.opts.Ranking == Ranked {
+		if fb, ok := ix.feedback(concepts, hits); ok {
+			ix.accumulate(s, []concept{fb})
+			hits = ix.selectTop(s, total, limit, q)
+		}
+	}
+	for _, d := range s.touched {
+		s.acc[d], s.matched[d] = 0, 0
+	}
+	s.touched = s.touched[:0]
+	return hits
+}
+
+// accumulate adds each concept's score, through its best variant, to the
+// tools it reaches.
+func (ix *Index) accumulate(s *scratch, concepts []concept) {
+	for _, c := range concepts {
 		for _, v := range c.vs {
 			for _, p := range ix.postings[v.term] {
 				sc := v.w * p.impact
@@ -263,7 +305,7 @@ func (ix *Index) rank(concepts []concept, limit int, q Query) []hit {
 					s.inBest = append(s.inBest, p.doc)
 				}
 				if sc > s.best[p.doc] {
-					s.best[p.doc] = sc
+					s.best[p.doc], s.bestW[p.doc] = sc, v.w
 				}
 			}
 		}
@@ -272,18 +314,24 @@ func (ix *Index) rank(concepts []concept, limit int, q Query) []hit {
 				s.touched = append(s.touched, d)
 			}
 			s.acc[d] += c.w * s.best[d]
-			s.matched[d] += c.w
+			// A weak stand-in counts as a partial match.
+			if !c.bonus {
+				s.matched[d] += c.w * min(s.bestW[d], 1)
+			}
 			s.best[d] = 0
 		}
 		s.inBest = s.inBest[:0]
 	}
+}
+
+// selectTop keeps the best limit scored tools that q lets through.
+func (ix *Index) selectTop(s *scratch, total float32, limit int, q Query) []hit {
 	h := topK{items: s.heap[:0], k: limit}
 	for _, d := range s.touched {
 		score := s.acc[d] * ix.prior[d]
 		if ix.opts.Ranking == Ranked {
 			score *= coordination(s.matched[d], total)
 		}
-		s.acc[d], s.matched[d] = 0, 0
 		if !h.wants(d, score) {
 			continue
 		}
@@ -296,10 +344,115 @@ func (ix *Index) rank(concepts []concept, limit int, q Query) []hit {
 		}
 		h.push(hit{d, score})
 	}
-	s.touched = s.touched[:0]
 	out := h.sorted()
 	s.heap = h.items[:0]
 	return out
+}
+
+// Pseudo-relevance feedback: the words the best first-pass tools share
+// (say "member" among the tools found for "which groups am I in") are added
+// as one weak concept for a second pass, which lifts their near misses.
+const (
+	feedbackDocs  = 5   // best tools read
+	feedbackMin   = 2   // a term must name at least this many of them
+	feedbackTerms = 4   // at most this many terms are added
+	wFeedback     = 0.4 // weight of the feedback concept
+	feedbackIDF   = 1.5 // terms commoner than this are no evidence
+)
+
+func (ix *Index) feedback(concepts []concept, hits []hit) (concept, bool) {
+	if len(hits) < feedbackDocs {
+		return concept{}, false
+	}
+	inQuery := map[int32]bool{}
+	for _, c := range concepts {
+		for _, v := range c.vs {
+			inQuery[v.term] = true
+		}
+	}
+	count := map[int32]int{}
+	for _, h := range hits[:feedbackDocs] {
+		for _, t := range ix.fwd[h.doc] {
+			if !inQuery[t] && ix.idf[t] >= feedbackIDF {
+				count[t]++
+			}
+		}
+	}
+	type tc struct {
+		t int32
+		n int
+	}
+	var cands []tc
+	for t, n := range count {
+		if n >= feedbackMin {
+			cands = append(cands, tc{t, n})
+		}
+	}
+	if len(cands) == 0 {
+		return concept{}, false
+	}
+	sort.Slice(cands, func(i, j int) bool {
+		a, b := cands[i], cands[j]
+		if a.n != b.n {
+			return a.n > b.n
+		}
+		if ix.idf[a.t] != ix.idf[b.t] {
+			return ix.idf[a.t] > ix.idf[b.t]
+		}
+		return a.t < b.t
+	})
+	c := concept{w: wFeedback, bonus: true}
+	for _, x := range cands[:min(len(cands), feedbackTerms)] {
+		c.vs = append(c.vs, variant{x.t, float32(x.n) / feedbackDocs})
+	}
+	return c, true
+}
+
+// duplicateFactor scales the score of each further member of a family of
+// near-duplicates in one result list.
+const duplicateFactor = 0.6
+
+// diversify lets one member of each family of near-duplicates keep its
+// score and demotes the others, so that ten copies of one operation
+// reached through /me, /users/{id} and /groups/{id} do not push every other
+// candidate out of the first results. hits is re-sorted in place.
+func (ix *Index) diversify(hits []hit) {
+	seen := make(map[string]int, len(hits))
+	for i := range hits {
+		f := ix.family[hits[i].doc]
+		n := seen[f]
+		seen[f] = n + 1
+		for ; n > 0; n-- {
+			hits[i].score *= duplicateFactor
+		}
+	}
+	sortHits(hits)
+}
+
+// familyKey groups operations that do the same thing in different places:
+// the method, the last literal path segment, and whether the path ends in
+// a parameter ("POST microsoft.graph.accept" for every way to reach an
+// event's accept action, "POST members" for every way to add a member).
+func familyKey(d *Doc) string {
+	segs := strings.Split(strings.Trim(d.Path, "/"), "/")
+	var lits []string
+	item := false
+	for _, s := range segs {
+		if strings.HasPrefix(s, "{") {
+			item = true
+			continue
+		}
+		item = false
+		lits = append(lits, s)
+	}
+	if len(lits) > 1 {
+		lits = lits[len(lits)-1:]
+	}
+	key := d.Method + " " + strings.Join(lits, "/")
+	if item {
+		key += "/{}"
+	}
+	return key
 }
 
 // coordination favours tools that match more of the query's concepts over

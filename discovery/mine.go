@@ -1,6 +1,9 @@
 package discovery
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Entity synonyms mined from the document itself. A document often spells
 // one entity two ways: its paths say "repos" where its summaries say
@@ -20,37 +23,31 @@ const (
 	wAlias         = 0.7  // weight of an alias beside the word itself
 )
 
-func mineAliases(docs []Doc, stems stemmer) map[string][]weighted {
-	type pair struct{ p, t string }
-	inPath := map[string]int{} // tools whose path (or tags) have the word
-	inText := map[string]int{} // tools whose title or name has the word
+func mineAliases(pathTerms, titleTerms [][]int32, terms map[string]int32) map[string][]weighted {
+	names := make([]string, len(terms))
+	for t, id := range terms {
+		names[id] = t
+	}
+	type pair struct{ p, t int32 }
+	inPath := map[int32]int{} // tools whose path (or tags) have the term
+	inText := map[int32]int{} // tools whose title has the term
 	co := map[pair]int{}
-	pathSet, textSet := map[string]bool{}, map[string]bool{}
-	for i := range docs {
-		d := &docs[i]
-		clear(pathSet)
-		clear(textSet)
-		addTo := func(set map[string]bool) func(string) {
-			return func(w string) {
-				if !stopWords[w] {
-					set[stems.stem(w)] = true
-				}
-			}
-		}
-		for _, seg := range strings.Split(d.Path, "/") {
-			words(stripParams(seg), addTo(pathSet))
-		}
-		for _, t := range d.Tags {
-			words(t, addTo(pathSet))
-		}
-		words(d.Title, addTo(textSet))
-		for p := range pathSet {
+	onPath := map[int32]bool{}
+	for i := range pathTerms {
+		clear(onPath)
+		for _, p := range pathTerms[i] {
+			onPath[p] = true
 			inPath[p]++
 		}
-		for t := range textSet {
+		for _, t := range titleTerms[i] {
 			inText[t]++
-			for p := range pathSet {
-				if p != t && !textSet[p] && !pathSet[t] {
+		}
+		for _, t := range titleTerms[i] {
+			if onPath[t] {
+				continue
+			}
+			for _, p := range pathTerms[i] {
+				if !slices.Contains(titleTerms[i], p) {
 					co[pair{p, t}]++
 				}
 			}
@@ -58,10 +55,8 @@ func mineAliases(docs []Doc, stems stemmer) map[string][]weighted {
 	}
 	out := map[string][]weighted{}
 	for pt, n := range co {
-		if n < minAliasDocs {
-			continue
-		}
-		if len(pt.p) < minAliasLen || len(pt.t) < minAliasLen {
+		p, t := names[pt.p], names[pt.t]
+		if n < minAliasDocs || len(p) < minAliasLen || len(t) < minAliasLen || p[0] == '@' || t[0] == '@' {
 			continue
 		}
 		if float64(n) < minAliasShare*float64(inText[pt.t]) || float64(n) < minAliasReturn*float64(inPath[pt.p]) {
@@ -70,8 +65,11 @@ func mineAliases(docs []Doc, stems stemmer) map[string][]weighted {
 		if float64(inText[pt.p]) > maxCrossShare*float64(inPath[pt.p]) || float64(inPath[pt.t]) > maxCrossShare*float64(inText[pt.t]) {
 			continue
 		}
-		out[pt.t] = append(out[pt.t], weighted{pt.p, wAlias})
-		out[pt.p] = append(out[pt.p], weighted{pt.t, wAlias})
+		out[t] = append(out[t], weighted{p, wAlias})
+		out[p] = append(out[p], weighted{t, wAlias})
+	}
+	for _, ws := range out {
+		slices.SortFunc(ws, func(a, b weighted) int { return strings.Compare(a.term, b.term) })
 	}
 	return out
 }

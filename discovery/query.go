@@ -3,14 +3,16 @@ package discovery
 // Variant weights: how much a stand-in for a query word counts beside the
 // word itself.
 const (
-	wAbbrev       = 0.8 // "repo" for "repository"
-	wAction       = 1.0 // the canonical action of a verb, matched on the action field
-	wImplied      = 0.5 // the read action implied by a question ("which invoices …")
-	wSelf         = 0.3 // "my" as "me", "self", "authenticated", "current"
-	wGroupmate    = 0.4 // another verb of the same action group, on the text fields
-	wCompoundHead = 0.7 // "mail" for "email"
-	wSynKnown     = 0.5 // factor on general synonyms of a word the index has
-	wCompoundPart = 0.5 // "drive" for "onedrive"
+	wAbbrev       = 0.8  // "repo" for "repository"
+	wAction       = 1.0  // the canonical action of a verb, matched on the action field
+	wImplied      = 0.5  // the read action implied by a question ("which invoices …")
+	wSelf         = 0.3  // "my" as "me", "self", "authenticated", "current"
+	wGroupmate    = 0.6  // another verb of the same action group, on the text fields
+	wCompoundHead = 0.7  // "mail" for "email"
+	wSynKnown     = 0.15 // factor on general synonyms of a word the index has
+	wSynRare      = 0.5  // … of a word only a few tools have
+	rareDocs      = 20   // "a few"
+	wCompoundPart = 0.5  // "drive" for "onedrive"
 )
 
 // compile turns a query into concepts over the index's terms. Words with no
@@ -44,13 +46,15 @@ func (ix *Index) compile(text string) []concept {
 		}
 		if stopWords[w] {
 			if listWords[w] {
-				addAction("list", wImplied)
+				addAction("list", wAction)
 			}
 			continue
 		}
 		s := stem(w)
 		isFirst := first
 		first = false
+		// The request's verb is its first action word; later ones ("starting
+		// next quarter") only qualify it.
 		verb := (isFirst || !nounish[w]) && len(ix.actions.of(s)) > 0
 		if verb {
 			for _, a := range ix.actions.of(s) {
@@ -65,6 +69,8 @@ func (ix *Index) compile(text string) []concept {
 			cs = append(cs, c)
 		}
 	}
+	// A question ("which invoices are unpaid") or a bare noun phrase
+	// ("history of commits on main") asks to read.
 	if question && len(actions) == 0 {
 		addAction("read", wImplied)
 	}
@@ -101,17 +107,16 @@ func (ix *Index) wordConcept(w, s string, verb bool) (concept, bool) {
 		c.vs = append(c.vs, variant{id, weight})
 	}
 	add(s, 1)
-	for _, p := range commonAbbreviations {
-		if p[0] == w {
-			add(stem(p[1]), wAbbrev)
-		} else if p[1] == w {
-			add(stem(p[0]), wAbbrev)
-		}
+	for _, a := range ix.abbrev[s] {
+		add(a, wAbbrev)
 	}
 	// General synonyms help most where the document lacks the user's word.
 	synW := float32(1)
 	if known {
 		synW = wSynKnown
+		if len(ix.postings[orig]) <= rareDocs {
+			synW = wSynRare
+		}
 	}
 	for _, sy := range ix.syn.lookup(s) {
 		add(sy.term, sy.w*synW)

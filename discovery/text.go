@@ -18,10 +18,17 @@ import (
 // dropped (they name versions and sizes, rarely what an operation does), and
 // so are single letters but "i".
 func words(s string, emit func(w string)) {
-	var buf []byte
+	wordBytes(s, func(w []byte) { emit(string(w)) })
+}
+
+// wordBytes is words without an allocation per word: w is only valid
+// during the call.
+func wordBytes(s string, emit func(w []byte)) {
+	var arr [64]byte
+	buf := arr[:0]
 	flush := func() {
 		if len(buf) > 1 || len(buf) == 1 && buf[0] == 'i' {
-			emit(string(buf))
+			emit(buf)
 		}
 		buf = buf[:0]
 	}
@@ -180,7 +187,9 @@ var stopWords = func() map[string]bool {
 		these they this those through to too under until up upon us very was we
 		were what when where which while who whom whose why will with within would
 		you your yours yourself i am want wanted need needs like any also via
-		each every all again already ever there's it's i'm i'd i'll let's`) {
+		each every all again already ever there's it's i'm i'd i'll let's another
+		others thing things stuff something someone anything everything way able
+		etc`) {
 		m[w] = true
 	}
 	return m

@@ -152,7 +152,11 @@ func renderResults(query string, res []Result) string {
 		return fmt.Sprintf("No tool matches %q. Try other words for the action or the thing it acts on.", query)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d tools for %q, best first:\n", len(res), query)
+	noun := "tools"
+	if len(res) == 1 {
+		noun = "tool"
+	}
+	fmt.Fprintf(&b, "%d %s for %q, best first:\n", len(res), noun, query)
 	for i, r := range res {
 		fmt.Fprintf(&b, "\n%d. %s", i+1, r.Name)
 		if r.API != "" {

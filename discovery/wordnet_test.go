@@ -33,6 +33,7 @@ const (
 	wnHypernymW  = 0.6 // factor on a hypernym beside a synonym
 	wnDerivW     = 0.9 // factor on a derivationally related form
 	wnMaxTargets = 8
+	wnCompoundW  = 0.7 // factor on the head of a multi-word lemma
 )
 
 var wnSenseWeight = [wnSenses]float64{0.6, 0.45, 0.35}
@@ -222,7 +223,10 @@ func (wn *wordNet) related(pos string, off int64, lemma string) map[string]float
 	s := wn.synset(pos, off)
 	out := map[string]float64{}
 	put := func(w string, f float64) {
-		if strings.ContainsAny(w, "_-.'0123456789") || w == lemma {
+		if strings.ContainsAny(w, "_") {
+			w, f = compoundHead(pos, w), f*wnCompoundW
+		}
+		if w == "" || strings.ContainsAny(w, "-.'0123456789") || w == lemma {
 			return
 		}
 		out[w] = max(out[w], f)
@@ -248,6 +252,26 @@ func (wn *wordNet) related(pos string, off int64, lemma string) map[string]float
 		}
 	}
 	return out
+}
+
+// compoundHead is the word that carries a multi-word lemma's meaning: the
+// verb of a phrasal verb ("wipe_off" → "wipe"), the last word of a noun
+// compound ("electronic_mail" → "mail"); "" for anything else.
+func compoundHead(pos, w string) string {
+	parts := strings.Split(w, "_")
+	if len(parts) != 2 {
+		return ""
+	}
+	switch pos {
+	case "verb":
+		switch parts[1] {
+		case "off", "out", "up", "down", "in", "on", "away", "over", "back", "through":
+			return parts[0]
+		}
+	case "noun":
+		return parts[1]
+	}
+	return ""
 }
 
 func writeSynonyms(t *testing.T, table map[string]map[string]float64, vocabSize int) {

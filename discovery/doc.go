@@ -1,0 +1,70 @@
+// Package discovery lets an agent use an API too large to list: instead of
+// one MCP tool per operation, a gateway in discovery mode lists three tools,
+// search, describe and call, and serves them from an index of every tool.
+//
+// It owns:
+//   - the index ([New], [Index.Search], [Index.Lookup]) over the tools of one
+//     or several APIs, built once at load from [Doc] values ([FromTools]
+//     fills them from generated tools and their document);
+//   - the ranking (below) and its evaluation (testdata/eval, eval_test.go);
+//   - optional semantic re-ranking through an OpenAI-compatible embeddings
+//     endpoint ([Embedder], off unless configured);
+//   - the three tools' definitions and results ([Catalog]: [Catalog.Tools],
+//     [Catalog.Search], [Catalog.Describe], [ParseCall]); the gateway routes
+//     call through its own chain;
+//   - the mode decision ([ParseMode], [Decide]: auto switches to discovery
+//     when the full tools/list would exceed a token budget) and pinning
+//     ([Pinned]).
+//
+// Invariants:
+//   - An index is immutable once built and safe for concurrent use; searches
+//     never touch the network unless embeddings are configured, and never
+//     fail because the embeddings endpoint does.
+//   - A tool that a search's Visible predicate rejects never appears in its
+//     results, and the results are the best visible tools (visibility is
+//     applied before the cut, not after). [Index.Lookup],
+//     [Catalog.Definition] and [Catalog.Describe] answer for a hidden tool
+//     exactly as for an unknown one.
+//   - Results are deterministic: same index, same query, same results (ties
+//     go to the tool listed first).
+//   - The three tools' tools/list entries together stay under 8 KiB for any
+//     document (the API title is bounded).
+//   - Cost: building is linear in the tools' text (descriptions are read up
+//     to a bound); a search is linear in the postings of its terms.
+//
+// # Ranking
+//
+// Each tool is a set of fields weighed apart, BM25F-style: its operationId
+// (or name), title, the first sentence of its description, the rest of the
+// description, tags and schema names, literal path segments, argument names
+// with what the document says of them, and its actions. Text is split into
+// words at case changes, underscores, dashes, dots and slashes, HTML and
+// Markdown are stripped, and words are stemmed (Porter2, via
+// github.com/kljensen/snowball).
+//
+// A query becomes concepts; a tool earns each concept once, through its best
+// variant:
+//   - each content word, with its stand-ins: common abbreviations ("repo",
+//     "pr"), the general-language synonyms of synonyms.txt (distilled from
+//     WordNet; they count more when the document lacks the user's word), the
+//     aliases mined from the document itself (a path word that the summaries
+//     spell differently, mine.go), the other verbs of its action group, and
+//     the parts of a compound ("onedrive", "email");
+//   - the actions its verbs name, from one vocabulary (vocab.go: list, get,
+//     fetch, show … create, add, new … delete, remove, destroy …), matched
+//     against each tool's actions, which come from its HTTP method (DELETE
+//     is a delete, POST on an item an update) and the verbs of its name and
+//     title; a question ("which invoices …") implies a read, "all" a list,
+//     "my" the caller's own resources (/me, GitHub's /user).
+//
+// A stand-in never counts for more than its word could (its idf is capped at
+// the word's). The sum is scaled by the share of concepts a tool matched
+// (coordination) and by a prior that prefers shorter paths; the words the
+// five best tools share are added as one weak concept for a second pass
+// (pseudo-relevance feedback), and near-duplicates (one operation reached
+// through /me, /users/{id} and /groups/{id}) after the first are demoted so
+// that the first results show different operations.
+//
+// [PlainBM25] is the baseline the evaluation compares with: one bag of
+// lower-cased words, no stemming, no synonyms.
+package discovery
