@@ -86,8 +86,9 @@ func checkDelete(t *testing.T, url, version string, id int, answer *sdk.ElicitRe
 	})
 	res := call(t, cs, "deletePet", map[string]any{"petId": id})
 	q := e.questions()
-	if len(q) != 1 || !strings.Contains(q[0], `"Delete a pet" (DELETE /pets/{petId})`) {
-		t.Errorf("deletePet: confirmation questions = %q, want one about DELETE /pets/{petId}", q)
+	// The question names the exact request, its values included.
+	if want := fmt.Sprintf("Delete a pet: DELETE /pets/%d?", id); len(q) != 1 || !strings.Contains(q[0], want) {
+		t.Errorf("deletePet: confirmation questions = %q, want one naming %q", q, want)
 	}
 	// How the question travelled: a 2025-11-25 session gets a real
 	// elicitation/create request on the POST's SSE stream; a 2026-07-28
@@ -409,7 +410,7 @@ func TestDemoStdio(t *testing.T) {
 	// The confirmation round over stdio.
 	res = call(t, cs, "deletePet", map[string]any{"petId": 8})
 	wantOK(t, "deletePet", res)
-	if q := e.questions(); len(q) != 1 || !strings.Contains(q[0], "DELETE /pets/{petId}") {
+	if q := e.questions(); len(q) != 1 || !regexp.MustCompile(`DELETE /pets/\d+\?`).MatchString(q[0]) {
 		t.Errorf("deletePet over stdio: questions %q", q)
 	}
 	wantError(t, "getPet after the delete", call(t, cs, "getPet", map[string]any{"petId": 8}), "404")
