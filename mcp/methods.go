@@ -192,7 +192,10 @@ func (s *Server) handleToolsCall(ctx context.Context, c *call) ([]byte, *Error) 
 	if err := s.resume(ctx, c, name, args); err != nil {
 		return nil, err
 	}
-	if e.task != nil {
+	switch {
+	case e.dispatch != nil:
+		return s.dispatchTool(ctx, c, e, name, args)
+	case e.task != nil:
 		return s.callTaskTool(ctx, c, e.task, name, args)
 	}
 	res, err := e.handler(ctx, &CallToolRequest{Request: c.req, Name: name, Arguments: args})

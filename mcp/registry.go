@@ -294,6 +294,7 @@ type toolEntry struct {
 	handler    ToolHandler
 	headers    []headerParam   // x-mcp-header annotated arguments
 	task       *TaskTool       // set for tools that can run as a task
+	dispatch   Dispatch        // set for a tool that hands its calls to others
 	legacyWire json.RawMessage // the 2025-11-25 form, when it differs
 }
 

@@ -221,6 +221,12 @@ type taskParams struct {
 
 // callTaskTool serves tools/call of a task tool.
 func (s *Server) callTaskTool(ctx context.Context, c *call, t *TaskTool, name string, args json.RawMessage) ([]byte, *Error) {
+	return s.callTaskToolAs(ctx, c, t, name, args, name, args)
+}
+
+// callTaskToolAs is callTaskTool for a call that a dispatcher (bound, with
+// boundArgs) handed to the task tool name: a pause binds the dispatcher.
+func (s *Server) callTaskToolAs(ctx context.Context, c *call, t *TaskTool, name string, args json.RawMessage, bound string, boundArgs json.RawMessage) ([]byte, *Error) {
 	declared := c.req.Capabilities.HasExtension(ExtensionTasks) && !c.legacy
 	if !declared && t.Support == TaskRequired && !c.legacy { // legacy sessions run task tools synchronously
 		return nil, ErrMissingCapability("Tool "+name+" runs as a task: declare the "+ExtensionTasks+" extension", tasksCapability())
@@ -230,14 +236,14 @@ func (s *Server) callTaskTool(ctx context.Context, c *call, t *TaskTool, name st
 		if err := t.Prepare(ctx, req); err != nil {
 			var ir *InputRequiredError
 			if errors.As(err, &ir) {
-				return s.pause(ctx, c, name, args, ir)
+				return s.pause(ctx, c, bound, boundArgs, ir)
 			}
 			return nil, s.toError(c.msg.method, err)
 		}
 	}
 	if !declared {
 		res, err := t.Run(ctx, &TaskRequest{Name: name, Arguments: args, Principal: c.req.Principal, responses: c.req.InputResponses})
-		return s.toolOutcome(ctx, c, name, args, res, err)
+		return s.toolOutcome(ctx, c, bound, boundArgs, res, err)
 	}
 	s.mu.Lock()
 	x := s.tasks

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -54,14 +55,19 @@ func (ts *ToolSet) add(t *Tool, h ToolHandler, task *TaskTool) error {
 	if err != nil {
 		return err
 	}
+	return ts.put(e, wire)
+}
+
+// put adds an entry built by newToolEntry.
+func (ts *ToolSet) put(e *toolEntry, wire json.RawMessage) error {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	if ts.used {
 		return errors.New("mcp: the tool set is in service and cannot change")
 	}
 	ts.reg.put(e.tool.Name, wire, e.legacyWire, e)
-	if task != nil {
-		ts.tasks[e.tool.Name] = task
+	if e.task != nil {
+		ts.tasks[e.tool.Name] = e.task
 	} else {
 		delete(ts.tasks, e.tool.Name)
 	}
