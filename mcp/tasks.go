@@ -55,6 +55,11 @@ type TaskRequest struct {
 	Name      string
 	Arguments json.RawMessage
 	Principal Principal
+	// ToolsVersion is the version of the tool set that was in service when
+	// the task was created (see Server.ToolsVersion): after a reload, Run
+	// may look up the definition the task was created with. Empty when the
+	// tool runs synchronously (the current set) or for older tasks.
+	ToolsVersion string
 
 	exec      *tasks.Exec
 	responses map[string]json.RawMessage
@@ -217,6 +222,10 @@ func (s *Server) handleTask(t *TaskTool) {
 type taskParams struct {
 	Arguments      json.RawMessage            `json:"arguments,omitempty"`
 	InputResponses map[string]json.RawMessage `json:"inputResponses,omitempty"`
+	// ToolsVersion is the tool set in service when the task was created
+	// (Server.ToolsVersion), so that its worker can run it with the
+	// definition it was created with after a reload.
+	ToolsVersion string `json:"toolsVersion,omitempty"`
 }
 
 // callTaskTool serves tools/call of a task tool.
@@ -248,7 +257,7 @@ func (s *Server) callTaskToolAs(ctx context.Context, c *call, t *TaskTool, name 
 	s.mu.Lock()
 	x := s.tasks
 	s.mu.Unlock()
-	params, err := json.Marshal(taskParams{Arguments: args, InputResponses: c.req.InputResponses})
+	params, err := json.Marshal(taskParams{Arguments: args, InputResponses: c.req.InputResponses, ToolsVersion: s.ToolsVersion()})
 	if err != nil {
 		return nil, s.toError(c.msg.method, err)
 	}
@@ -283,7 +292,7 @@ func (s *Server) runTask(ctx context.Context, t *TaskTool, ex *tasks.Exec) (json
 		responses[k] = v
 	}
 	req := &TaskRequest{
-		TaskID: task.ID, Name: task.ToolName, Arguments: p.Arguments,
+		TaskID: task.ID, Name: task.ToolName, Arguments: p.Arguments, ToolsVersion: p.ToolsVersion,
 		Principal: Principal{Subject: task.Owner.Subject, Tenant: task.Owner.Tenant},
 		exec:      ex, responses: responses,
 	}

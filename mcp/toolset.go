@@ -111,8 +111,10 @@ func (ts *ToolSet) Version() string {
 // and legacy session of this process is told the list changed, then
 // ServerOptions.ToolsChanged is called.
 //
-// A task runs with the definition its tool has in the set in service when
-// the task starts (a task whose tool left the set fails).
+// A task runs with the Run its tool has in the set in service when the
+// task starts (a task whose tool left the set fails); TaskRequest carries
+// the version of the set it was created under, for a Run that keeps older
+// definitions.
 func (s *Server) SetTools(ts *ToolSet) error {
 	if ts.srv != s {
 		return errors.New("mcp: SetTools with a tool set of another server")
