@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcpgate/mcpgate/demo"
+	"github.com/mcpgate/mcpgate/discovery"
 	"github.com/mcpgate/mcpgate/internal/settings"
 	"github.com/mcpgate/mcpgate/openapi"
 	"github.com/mcpgate/mcpgate/proxy"
@@ -48,7 +49,7 @@ var apiName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,23}$`)
 // of the top-level spec, upstream, credentials and tools settings.
 func (c *Config) apiConfigs() ([]APIConfig, error) {
 	if len(c.APIs) == 0 {
-		return []APIConfig{{Spec: c.Spec, Upstream: c.Upstream, Credentials: c.Credentials, Tools: c.Tools}}, nil
+		return []APIConfig{{Spec: c.Spec, Upstream: c.Upstream, Credentials: c.Credentials, Tools: c.Tools.ToolsConfig}}, nil
 	}
 	if c.Spec != "" || c.Upstream != "" || c.Demo {
 		return nil, errors.New("give either spec and upstream (one API) or apis (several), not both")
@@ -115,6 +116,13 @@ type api struct {
 	creds  *credentials
 	stop   func() // stops the in-process demo API, if this is it
 
+	// searchDocs are the API's entries in discovery's index and pinned the
+	// tools listed beside search, describe and call; both made while the
+	// document is at hand (it is not kept: big documents are big).
+	searchDocs    []discovery.Doc
+	pinned        []string
+	unmatchedPins []string
+
 	statusOnce sync.Once         // statusEps
 	statusEps  []*proxy.Endpoint // every tool compiled, to name the tool that reads an operation's status
 }
@@ -161,6 +169,7 @@ func (g *Gateway) generate(ctx context.Context, a *api) error {
 	if err != nil {
 		return fmt.Errorf("upstream %q: %w", a.cfg.Upstream, err)
 	}
+	a.searchDocsOf(doc)
 	return nil
 }
 

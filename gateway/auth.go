@@ -13,20 +13,19 @@ import (
 	"time"
 
 	"github.com/mcpgate/mcpgate/auth"
-	"github.com/mcpgate/mcpgate/mcp"
 )
 
-// oauth is the resource-server side of the gateway (auth mode oauth).
+// oauth is the resource-server side of the gateway (auth mode oauth). The
+// scopes each tool needs are the catalog's (catalog.go).
 type oauth struct {
-	validator  *auth.Validator
-	meta       *auth.ResourceMetadata
-	toolScopes map[string][][]string // tool name (as served) → alternative scope sets
+	validator *auth.Validator
+	meta      *auth.ResourceMetadata
 }
 
 // setupOAuth builds the validator, the RFC 9728 metadata and the per-tool
 // scopes of auth mode oauth. (Which credential each API gets is the APIs'
 // own decision: credentials.go.)
-func (g *Gateway) setupOAuth(ctx context.Context) (*oauth, error) {
+func (g *Gateway) setupOAuth(ctx context.Context, apis []*api) (*oauth, error) {
 	a := g.cfg.Auth
 	if a.Mode != "oauth" {
 		return nil, nil
@@ -50,20 +49,12 @@ func (g *Gateway) setupOAuth(ctx context.Context) (*oauth, error) {
 	if err != nil {
 		return nil, fmt.Errorf("auth: %w", err)
 	}
-	o := &oauth{validator: v, toolScopes: map[string][][]string{}}
+	o := &oauth{validator: v}
 	scopes := map[string]bool{}
-	for _, api := range g.apis {
-		for _, t := range api.tools {
-			req := auth.RequiredScopes(t.Route, api.result.SecuritySchemes)
-			if override, ok := a.ToolScopes[t.Name]; ok {
-				req = [][]string{override}
-			}
-			req = withScopes(req, api.cfg.Scopes)
-			o.toolScopes[t.Name] = req
-			for _, alt := range req {
-				for _, s := range alt {
-					scopes[s] = true
-				}
+	for _, alts := range g.toolScopes(apis) {
+		for _, alt := range alts {
+			for _, s := range alt {
+				scopes[s] = true
 			}
 		}
 	}
@@ -84,11 +75,6 @@ func withScopes(alts [][]string, need []string) [][]string {
 		out[i] = append(slices.Clone(alt), need...)
 	}
 	return out
-}
-
-// allows reports whether a caller's scopes allow a tool.
-func (o *oauth) allows(p mcp.Principal, tool string) bool {
-	return auth.Allowed(p.Scopes, o.toolScopes[tool])
 }
 
 // wrap puts the token validation in front of the MCP handler and serves

@@ -89,7 +89,7 @@ type Config struct {
 	Log             LogConfig     `yaml:"log" embed:"" prefix:"log-"`
 	Auth            AuthConfig    `yaml:"auth" embed:"" prefix:"auth-"`
 	Credentials     Credentials   `yaml:"credentials" embed:"" prefix:"credentials-"`
-	Tools           ToolsConfig   `yaml:"tools" embed:"" prefix:"tools-"`
+	Tools           ServedTools   `yaml:"tools" embed:"" prefix:"tools-"`
 }
 
 // AuditConfig configures the audit record of every tools/call and task
@@ -207,9 +207,32 @@ type ConnectLogin struct {
 	TokenURL     string `yaml:"token_url" name:"token-url" placeholder:"URL" help:"The issuer's token endpoint (default: from its metadata)."`
 }
 
+// ServedTools is the top-level tools section: the single API's tool
+// settings, and how the endpoint serves its tools (for every API).
+type ServedTools struct {
+	ToolsConfig `yaml:",inline" embed:""`
+	// Mode says how tools/list is served: every tool, or the discovery
+	// tools (search, describe, call) and the pinned ones.
+	Mode       string           `yaml:"mode" name:"mode" default:"auto" enum:"all,discovery,auto" help:"How tools/list is served: all (every operation a tool), discovery (the tools search, describe and call, plus the pinned ones; every tool stays callable by name) or auto (discovery when the full list would exceed tools.budget)."`
+	Budget     int              `yaml:"budget" name:"budget" default:"20000" help:"With tools.mode auto, the most tokens (estimated as bytes/4) the full tools/list may take before discovery is served instead."`
+	Embeddings EmbeddingsConfig `yaml:"embeddings" embed:"" prefix:"embeddings-"`
+}
+
+// EmbeddingsConfig turns on the semantic re-ranking of discovery's search
+// through an embeddings endpoint the operator runs (off by default).
+type EmbeddingsConfig struct {
+	URL      string  `yaml:"url" name:"url" placeholder:"URL" help:"An OpenAI-compatible embeddings API base (e.g. http://127.0.0.1:11434/v1 for Ollama): discovery's search then re-ranks its best candidates by meaning. Empty: off."`
+	Model    string  `yaml:"model" name:"model" help:"The embedding model's name (e.g. nomic-embed-text)."`
+	Key      string  `yaml:"key" name:"key" help:"A bearer token for the endpoint, or env:NAME; never logged."`
+	CacheDir string  `yaml:"cache_dir" name:"cache-dir" placeholder:"DIR" help:"Keep the tools' vectors on disk between runs (per document)."`
+	Weight   float64 `yaml:"weight" name:"weight" default:"0.5" help:"The share of the semantic score in the ranking (0 to 1)."`
+}
+
 // ToolsConfig selects operations and overrides what is generated for them.
 type ToolsConfig struct {
 	GenerateSettings `yaml:",inline" embed:""`
+	// Pin lists tools served beside the discovery tools.
+	Pin []string `yaml:"pin" name:"pin" help:"In discovery mode, tools listed beside search, describe and call (tool name, operationId or \"METHOD /path\", comma-separated); operations may also say x-mcp-pin: true."`
 	// Overrides per operation, keyed by operationId or "METHOD /path".
 	Overrides map[string]openapi.Override `yaml:"overrides" name:"overrides" type:"yaml" placeholder:"YAML" help:"Changes to generated tools, keyed by operationId or \"METHOD /path\": name, title, description, hide, readOnlyHint, destructiveHint, idempotentHint, openWorldHint, redactResponse, task. On the command line: YAML or JSON text, or @FILE."`
 	// Tasks lists operations exposed as task tools.

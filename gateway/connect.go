@@ -13,9 +13,9 @@ import (
 // setupConnect builds the connector when an API's credentials mode is
 // oauth: the gateway is then an OAuth client of that API's authorization
 // server, and each user connects their own account once (package connect).
-func (g *Gateway) setupConnect(ctx context.Context) error {
+func (g *Gateway) setupConnect(ctx context.Context, apis []*api) error {
 	var providers []connect.Provider
-	for _, a := range g.apis {
+	for _, a := range apis {
 		if a.cfg.Credentials.Mode != "oauth" {
 			continue
 		}
@@ -102,18 +102,4 @@ func cmpOr(a, b string) string {
 		return a
 	}
 	return b
-}
-
-// addDisconnect registers the tool with which a user disconnects their
-// account from an API (disconnect_<api>).
-func (g *Gateway) addDisconnect(a *api) error {
-	t, h, err := g.conn.DisconnectTool(a.connectName())
-	if err != nil {
-		return err
-	}
-	if err := g.server.AddTool(t, h); err != nil {
-		return fmt.Errorf("tool %s: %w", t.Name, err)
-	}
-	g.extraTools[t.Name] = true
-	return nil
 }

@@ -27,9 +27,13 @@ import (
 	"net/netip"
 	"os"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/mcpgate/mcpgate/auth"
 	"github.com/mcpgate/mcpgate/connect"
+	"github.com/mcpgate/mcpgate/discovery"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mrtr"
 	"github.com/mcpgate/mcpgate/openapi"
@@ -44,21 +48,26 @@ type Gateway struct {
 	cfg     Config
 	logger  *slog.Logger
 	server  *mcp.Server
-	apis    []*api
-	tools   []openapi.Tool // every API's, as served
-	oauth   *oauth         // nil unless auth mode oauth
+	oauth   *oauth // nil unless auth mode oauth
 	metrics *metrics
+
+	// cat is the catalog in service (catalog.go); catMu guards the
+	// replaced ones kept for their tasks. opened lists every API loaded,
+	// for Close.
+	cat      atomic.Pointer[catalog]
+	catMu    sync.Mutex
+	oldCats  map[string]*catalog
+	oldOrder []string
+	opened   []*api
+	embedder *discovery.Embedder // nil unless tools.embeddings.url
 
 	backend *store.Backend
 	runner  *tasks.Runner
 	ring    *mrtr.KeyRing // the state keys: they seal requestState, task credentials and grants
 	ops     ops
-	conn    *connect.Connector     // nil unless an API's credentials mode is oauth
-	served  map[string]*servedTool // by served name
-	// extraTools are the gateway's own tools (disconnect_<api>, discovery's).
-	extraTools map[string]bool
-	callers    callerIDs
-	ready      *readiness
+	conn    *connect.Connector // nil unless an API's credentials mode is oauth
+	callers callerIDs
+	ready   *readiness
 	// trustedProxies are limits.trusted_proxies, parsed.
 	trustedProxies []netip.Prefix
 	taskCreds      *credentialVault
@@ -75,7 +84,7 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (*Gateway, error)
 	if err != nil {
 		return nil, err
 	}
-	g := &Gateway{cfg: cfg, logger: logger, taskCreds: newCredentialVault(), metrics: newMetrics(), served: map[string]*servedTool{}, extraTools: map[string]bool{}}
+	g := &Gateway{cfg: cfg, logger: logger, taskCreds: newCredentialVault(), metrics: newMetrics(), oldCats: map[string]*catalog{}}
 	if err := g.build(ctx); err != nil {
 		g.Close()
 		return nil, err
@@ -103,60 +112,72 @@ func (g *Gateway) build(ctx context.Context) error {
 	if err := g.setupOps(ctx); err != nil {
 		return err
 	}
-	if err := g.loadAPIs(ctx); err != nil {
+	if g.embedder, err = g.newEmbedder(); err != nil {
 		return err
 	}
-	if err := g.newRunner(); err != nil {
+	apis, err := g.loadAPIs(ctx)
+	if err != nil {
+		return err
+	}
+	if err := g.newRunner(apis); err != nil {
 		return err
 	}
 	codec, err := g.stateCodec(g.ring)
 	if err != nil {
 		return err
 	}
-	if g.oauth, err = g.setupOAuth(ctx); err != nil {
+	if g.oauth, err = g.setupOAuth(ctx, apis); err != nil {
 		return err
 	}
-	g.server = mcp.NewServer(mcp.Implementation{Name: "mcpgate", Version: Version(), Title: "mcpgate: " + g.title()}, g.serverOptions(codec))
+	g.server = mcp.NewServer(mcp.Implementation{Name: "mcpgate", Version: Version(), Title: "mcpgate: " + title(apis)},
+		g.serverOptions(codec, apis))
 	if err := g.server.EnableTasks(mcp.TaskConfig{Runner: g.runner}); err != nil {
 		return err
 	}
 	g.ready = newReadiness(g)
-	return g.addTools()
-}
-
-// loadAPIs loads every API's document and builds its tools and proxy.
-func (g *Gateway) loadAPIs(ctx context.Context) error {
-	cfgs, err := g.cfg.apiConfigs()
+	cat, ts, err := g.newCatalog(apis)
 	if err != nil {
 		return err
 	}
+	g.logMode(cat)
+	g.logger.Info("confirmation", "confirm", g.cfg.Confirm, "confirm_fallback", g.cfg.ConfirmFallback)
+	return g.install(cat, ts)
+}
+
+// loadAPIs loads every API's document and builds its tools and proxy.
+func (g *Gateway) loadAPIs(ctx context.Context) ([]*api, error) {
+	cfgs, err := g.cfg.apiConfigs()
+	if err != nil {
+		return nil, err
+	}
+	var apis []*api
 	for _, c := range cfgs {
 		a, err := g.loadAPI(ctx, c)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		g.apis = append(g.apis, a)
-		g.tools = append(g.tools, a.tools...)
+		apis = append(apis, a)
+		g.opened = append(g.opened, a)
 	}
-	if err := g.checkCredentialSharing(); err != nil {
-		return err
+	if err := checkCredentialSharing(g.cfg.Auth.Mode, apis); err != nil {
+		return nil, err
 	}
-	if err := g.setupConnect(ctx); err != nil {
-		return err
+	if err := g.setupConnect(ctx, apis); err != nil {
+		return nil, err
 	}
-	for _, a := range g.apis {
+	for _, a := range apis {
 		if err := g.buildProxy(ctx, a); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	return apis, nil
 }
 
 // serverOptions are the MCP server's: the observer of every request, and
 // with scopes or a policy the filter of what each caller sees.
-func (g *Gateway) serverOptions(codec mcp.StateCodec) *mcp.ServerOptions {
+func (g *Gateway) serverOptions(codec mcp.StateCodec, apis []*api) *mcp.ServerOptions {
 	opts := &mcp.ServerOptions{
-		Instructions: g.instructions(),
+		Instructions: instructions(apis),
 		StateCodec:   codec,
 		Logger:       g.logger,
 		Observer:     observer{g},
@@ -171,10 +192,11 @@ func (g *Gateway) serverOptions(codec mcp.StateCodec) *mcp.ServerOptions {
 // visible reports whether a caller may see (and so call) a tool: its
 // scopes allow it and some policy rule could allow its calls.
 func (g *Gateway) visible(ctx context.Context, p mcp.Principal, t *mcp.Tool) bool {
-	if g.oauth != nil && !g.oauth.allows(p, t.Name) {
+	cat := g.current()
+	if g.oauth != nil && !auth.Allowed(p.Scopes, cat.scopes[t.Name]) {
 		return false
 	}
-	if st := g.served[t.Name]; st != nil && g.ops.policy != nil {
+	if st := cat.served[t.Name]; st != nil && g.ops.policy != nil {
 		return g.ops.policy.Visible(g.policyCaller(ctx, p), st.policy)
 	}
 	return true
@@ -200,12 +222,12 @@ func parsePrefixes(list []string) ([]netip.Prefix, error) {
 // checkCredentialSharing refuses a bearer that would reach several APIs
 // unchecked: without auth mode oauth nothing tells which API a token was
 // issued for, so passthrough is allowed for one API at most.
-func (g *Gateway) checkCredentialSharing() error {
-	if g.cfg.Auth.Mode == "oauth" {
+func checkCredentialSharing(authMode string, apis []*api) error {
+	if authMode == "oauth" {
 		return nil
 	}
 	var names []string
-	for _, a := range g.apis {
+	for _, a := range apis {
 		if a.cfg.Credentials.Mode == "passthrough" {
 			names = append(names, a.cfg.Name)
 		}
@@ -222,7 +244,7 @@ func (g *Gateway) checkCredentialSharing() error {
 func (g *Gateway) Server() *mcp.Server { return g.server }
 
 // Tools are the generated tools of every API, named as served.
-func (g *Gateway) Tools() []openapi.Tool { return g.tools }
+func (g *Gateway) Tools() []openapi.Tool { return g.current().tools }
 
 // Config is the effective configuration (defaults filled in).
 func (g *Gateway) Config() Config { return g.cfg }
@@ -276,7 +298,7 @@ func (g *Gateway) openStore(ctx context.Context) error {
 }
 
 // newRunner builds the task runner on the store.
-func (g *Gateway) newRunner() error {
+func (g *Gateway) newRunner(apis []*api) error {
 	b := g.backend
 	rc := tasks.RunnerConfig{Manager: b.Tasks, Publisher: b.Publisher, Logger: g.logger,
 		Concurrency: g.cfg.TaskConcurrency, Lease: g.cfg.TaskLease, ShutdownGrace: g.cfg.TaskShutdownGrace,
@@ -285,7 +307,7 @@ func (g *Gateway) newRunner() error {
 		rc.Scan = min(10*time.Second, rc.Lease) // look for lapsed leases about as often as they lapse
 	}
 	var err error
-	if rc.Secrets, err = g.taskSecrets(g.ring); err != nil {
+	if rc.Secrets, err = g.taskSecrets(g.ring, apis); err != nil {
 		return err
 	}
 	if rc.Secrets != nil {
@@ -308,9 +330,9 @@ func mcpTool(t *openapi.Tool) mcp.Tool {
 }
 
 // title names what the gateway serves: the API's title, or the APIs'.
-func (g *Gateway) title() string {
+func title(apis []*api) string {
 	var titles []string
-	for _, a := range g.apis {
+	for _, a := range apis {
 		t := a.result.Title
 		if t == "" {
 			t = "an HTTP API"
@@ -323,12 +345,15 @@ func (g *Gateway) title() string {
 	return strings.Join(titles, "; ")
 }
 
+// title is the title of the APIs in service.
+func (g *Gateway) title() string { return title(g.current().apis) }
+
 // instructions tell the agent what the tools are. They never name an
 // upstream's address: the agent can neither reach nor authenticate to it.
-func (g *Gateway) instructions() string {
-	s := "Each tool is one operation of " + g.title() + ", called with your own credentials. " +
+func instructions(apis []*api) string {
+	s := "Each tool is one operation of " + title(apis) + ", called with your own credentials. " +
 		"Read-only tools never change anything; tools marked destructive do."
-	if len(g.apis) > 1 {
+	if len(apis) > 1 {
 		s += " Tool names start with the name of their API and an underscore."
 	}
 	return s
@@ -368,7 +393,7 @@ func (g *Gateway) Handler() http.Handler {
 	mux.Handle("GET /readyz", g.ready)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"status":"ok","tools":%d}`, len(g.tools))
+		fmt.Fprintf(w, `{"status":"ok","tools":%d}`, len(g.current().tools))
 	})
 	return mux
 }
@@ -404,7 +429,7 @@ func (g *Gateway) logListening(addr net.Addr) {
 	if len(hosts) == 0 {
 		hosts = []string{"loopback only"}
 	}
-	g.logger.Info("serving MCP", "tools", len(g.tools), "url", "http://"+addr.String()+g.cfg.Path, "allowed_hosts", strings.Join(hosts, ","))
+	g.logger.Info("serving MCP", "tools", len(g.current().tools), "url", "http://"+addr.String()+g.cfg.Path, "allowed_hosts", strings.Join(hosts, ","))
 	if ta, ok := addr.(*net.TCPAddr); ok && !ta.IP.IsLoopback() && len(g.cfg.AllowedHosts) == 0 {
 		g.logger.Warn("listening beyond loopback, but only loopback Host names are allowed: remote clients will be refused until allowed_hosts (--allowed-hosts) names the host they use", "addr", addr.String())
 	}
@@ -452,7 +477,7 @@ func (g *Gateway) Close() error {
 	if g.backend != nil {
 		errs = append(errs, g.backend.Close())
 	}
-	for _, a := range g.apis {
+	for _, a := range g.opened {
 		a.close()
 	}
 	return errors.Join(errs...)

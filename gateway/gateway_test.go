@@ -165,7 +165,7 @@ func TestConfigDefaults(t *testing.T) {
 		{Spec: "x", Upstream: "https://x", Credentials: Credentials{Mode: "magic"}},
 		{Spec: "x", Upstream: "https://x", Confirm: "sometimes"},
 		{Spec: "x", Upstream: "https://x", ConfirmFallback: "maybe"},
-		{Spec: "x", Upstream: "https://x", Tools: ToolsConfig{GenerateSettings: GenerateSettings{MaxNameLength: 8}}},
+		{Spec: "x", Upstream: "https://x", Tools: ServedTools{ToolsConfig: ToolsConfig{GenerateSettings: GenerateSettings{MaxNameLength: 8}}}},
 	} {
 		if _, err := bad.withDefaults(); err == nil {
 			t.Errorf("config %+v accepted", bad)

@@ -65,7 +65,7 @@ func (rd *readiness) check(ctx context.Context) readyReport {
 	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	for _, a := range rd.g.apis {
+	for _, a := range rd.g.current().apis {
 		wg.Go(func() {
 			state := "ok"
 			req, _ := http.NewRequestWithContext(ctx, http.MethodHead, a.base.String(), nil)

@@ -112,7 +112,7 @@ func outcomeOf(c *toolCall, out mcp.Outcome) string {
 func (g *Gateway) endToolCall(ctx context.Context, c *toolCall, r *mcp.RequestInfo, out mcp.Outcome) {
 	outcome := outcomeOf(c, out)
 	label := c.tool
-	if g.served[label] == nil && !g.extraTools[label] {
+	if !g.current().known(label) {
 		label = "unknown" // a name no tool has must not become a label
 	}
 	g.metrics.toolCall(label, outcome, out.Duration)

@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/mcpgate/mcpgate/audit"
 	"github.com/mcpgate/mcpgate/mcp"
@@ -32,6 +31,8 @@ type servedTool struct {
 	// connect, for an API whose users connect their own accounts, asks a
 	// caller without a grant to connect first.
 	connect func(mcp.ToolHandler) mcp.ToolHandler
+	// run is a task tool's worker side (taskRun).
+	run func(context.Context, *mcp.TaskRequest) (*mcp.CallToolResult, error)
 }
 
 // serveTool compiles one tool of an API.
@@ -65,14 +66,23 @@ func (g *Gateway) serveTool(a *api, gen, t *openapi.Tool) (*servedTool, error) {
 	return st, nil
 }
 
-// register adds st to the server: an ordinary tool, or a task tool whose
-// Prepare takes the steps before a task is created.
-func (g *Gateway) register(st *servedTool) error {
+// register adds st to a tool set: an ordinary tool, or a task tool whose
+// Prepare takes the steps before a task is created and whose Run runs the
+// task with the definition it was created with (taskDefinition).
+func (g *Gateway) register(ts *mcp.ToolSet, st *servedTool) error {
 	if !st.task {
-		return g.server.AddTool(&st.def, st.handler)
+		return ts.Add(&st.def, st.handler)
 	}
-	return g.server.AddTaskTool(&mcp.TaskTool{Tool: st.def, Support: mcp.TaskOptional, Idempotent: !st.tool.Route.Mutating,
-		Run: g.taskRun(st.api, st.ep), Prepare: g.taskPrepare(st)})
+	st.run = g.taskRun(st.api, st.ep)
+	name := st.tool.Name
+	return ts.AddTask(&mcp.TaskTool{Tool: st.def, Support: mcp.TaskOptional, Idempotent: !st.tool.Route.Mutating,
+		Prepare: g.taskPrepare(st),
+		Run: func(ctx context.Context, req *mcp.TaskRequest) (*mcp.CallToolResult, error) {
+			if def := g.taskDefinition(req.ToolsVersion, name); def != nil && def.run != nil {
+				return def.run(ctx, req)
+			}
+			return st.run(ctx, req)
+		}})
 }
 
 // The way of a call, in order (every kind of tool, however reached):
@@ -201,28 +211,4 @@ func resultText(r *mcp.CallToolResult) string {
 		s += c.Text
 	}
 	return s
-}
-
-// addTools registers the tools of every API.
-func (g *Gateway) addTools() error {
-	for _, a := range g.apis {
-		for i := range a.tools {
-			st, err := g.serveTool(a, &a.result.Tools[i], &a.tools[i])
-			if err == nil {
-				err = g.register(st)
-			}
-			if err != nil {
-				return fmt.Errorf("tool %s: %w", a.tools[i].Name, err)
-			}
-			g.served[st.tool.Name] = st
-		}
-		if a.cfg.Credentials.Mode == "oauth" {
-			if err := g.addDisconnect(a); err != nil {
-				return err
-			}
-		}
-		g.logger.Info("tools ready", "api", a.cfg.Name, "tools", len(a.tools), "spec", a.cfg.Spec)
-	}
-	g.logger.Info("confirmation", "confirm", g.cfg.Confirm, "confirm_fallback", g.cfg.ConfirmFallback)
-	return nil
 }

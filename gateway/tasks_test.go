@@ -146,7 +146,7 @@ func TestInlineWait(t *testing.T) {
 	}
 	txt := text(res)
 	if !strings.Contains(txt, "still running") || !strings.Contains(txt, `Call getReport with {"reportId":`) ||
-		strings.Contains(txt, short.apis[0].cfg.Upstream) {
+		strings.Contains(txt, short.current().apis[0].cfg.Upstream) {
 		t.Fatalf("a still-running operation: %s", txt)
 	}
 	var args struct{ ReportID int }

@@ -15,12 +15,12 @@ import (
 // replica runs the task, after a crash or a restart, calls the API as the
 // task's creator. Nil (nothing kept) when no API needs it, and with
 // task_credentials memory.
-func (g *Gateway) taskSecrets(ring *mrtr.KeyRing) (*tasks.Secrets, error) {
+func (g *Gateway) taskSecrets(ring *mrtr.KeyRing, apis []*api) (*tasks.Secrets, error) {
 	if g.cfg.TaskCredentials == "memory" {
 		return nil, nil
 	}
 	needed := false
-	for _, a := range g.apis {
+	for _, a := range apis {
 		needed = needed || a.creds.needsCallerCredential()
 	}
 	if !needed {

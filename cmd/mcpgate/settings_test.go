@@ -56,6 +56,8 @@ func samples(t *testing.T, s settings.Setting) (yaml1, text1, text2 string) {
 		return "17", "18", "19"
 	case "duration":
 		return "17s", "18s", "19s"
+	case "number":
+		return "0.25", "0.75", "1"
 	case "list":
 		return "[a, b]", "c,d", "e"
 	}

@@ -1,0 +1,250 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/mcpgate/mcpgate/auth"
+	"github.com/mcpgate/mcpgate/discovery"
+	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/openapi"
+)
+
+// A catalog is the gateway's tools as served at one time: every API's
+// tools compiled, the gateway's own tools, what each caller may see, and in
+// discovery mode the search index. It is built off the request path (at
+// start and on each reload), put in service in one step with the matching
+// mcp.ToolSet, and never changed afterwards.
+type catalog struct {
+	version string // the mcp.ToolSet's version
+	apis    []*api
+	tools   []openapi.Tool         // every API's, as served
+	served  map[string]*servedTool // by served name
+	own     map[string]bool        // the gateway's own tools: disconnect_<api>, search, describe, call
+	scopes  map[string][][]string  // with auth mode oauth: each tool's alternative scope sets
+	mode    discovery.Decision
+	search  *discovery.Catalog // discovery mode only
+}
+
+// known reports whether name is a tool of the catalog (a metric label).
+func (c *catalog) known(name string) bool { return c.served[name] != nil || c.own[name] }
+
+// current is the catalog in service.
+func (g *Gateway) current() *catalog { return g.cat.Load() }
+
+// newCatalog compiles the APIs' tools into a catalog and its tool set.
+func (g *Gateway) newCatalog(apis []*api) (*catalog, *mcp.ToolSet, error) {
+	cat := &catalog{apis: apis, served: map[string]*servedTool{}, own: map[string]bool{}}
+	ts := g.server.NewToolSet()
+	var pinned []string
+	for _, a := range apis {
+		for i := range a.tools {
+			st, err := g.serveTool(a, &a.result.Tools[i], &a.tools[i])
+			if err == nil {
+				err = g.register(ts, st)
+			}
+			if err != nil {
+				return nil, nil, fmt.Errorf("tool %s: %w", a.tools[i].Name, err)
+			}
+			cat.served[st.tool.Name] = st
+			cat.tools = append(cat.tools, a.tools[i])
+		}
+		pinned = append(pinned, a.pinned...)
+		if a.cfg.Credentials.Mode == "oauth" {
+			t, h, err := g.conn.DisconnectTool(a.connectName())
+			if err == nil {
+				err = ts.Add(t, h)
+			}
+			if err != nil {
+				return nil, nil, fmt.Errorf("the disconnect tool of %s: %w", a.cfg.label(), err)
+			}
+			cat.own[t.Name] = true
+			pinned = append(pinned, t.Name)
+		}
+	}
+	if g.oauth != nil {
+		cat.scopes = g.toolScopes(apis)
+	}
+	if err := g.addDiscovery(cat, ts, pinned); err != nil {
+		return nil, nil, err
+	}
+	cat.version = ts.Version()
+	return cat, ts, nil
+}
+
+// install puts cat and its tool set in service, in one step. The catalogs
+// replaced recently are kept, so that a task created under one of them runs
+// with the definition it was created with.
+func (g *Gateway) install(cat *catalog, ts *mcp.ToolSet) error {
+	g.catMu.Lock()
+	defer g.catMu.Unlock()
+	if old := g.cat.Load(); old != nil {
+		g.oldCats[old.version] = old
+		g.oldOrder = append(g.oldOrder, old.version)
+		for len(g.oldOrder) > maxOldCatalogs {
+			delete(g.oldCats, g.oldOrder[0])
+			g.oldOrder = g.oldOrder[1:]
+		}
+	}
+	g.cat.Store(cat)
+	return g.server.SetTools(ts)
+}
+
+// maxOldCatalogs bounds the replaced catalogs kept for their tasks.
+const maxOldCatalogs = 8
+
+// taskDefinition is the tool a task runs: as it was in the catalog it was
+// created under, when that one is still kept, else as it is now.
+func (g *Gateway) taskDefinition(version, name string) *servedTool {
+	if version != "" {
+		g.catMu.Lock()
+		old := g.oldCats[version]
+		g.catMu.Unlock()
+		if old != nil && old.served[name] != nil {
+			return old.served[name]
+		}
+	}
+	return g.current().served[name]
+}
+
+// toolScopes are the scopes each tool needs with auth mode oauth: the
+// document's security requirements, or auth.tool_scopes, plus the API's
+// own scopes.
+func (g *Gateway) toolScopes(apis []*api) map[string][][]string {
+	out := map[string][][]string{}
+	for _, a := range apis {
+		for _, t := range a.tools {
+			req := auth.RequiredScopes(t.Route, a.result.SecuritySchemes)
+			if override, ok := g.cfg.Auth.ToolScopes[t.Name]; ok {
+				req = [][]string{override}
+			}
+			out[t.Name] = withScopes(req, a.cfg.Scopes)
+		}
+	}
+	return out
+}
+
+// addDiscovery serves discovery mode when the settings choose it: the
+// tools search, describe and call, and the pinned ones, listed; every
+// other tool unlisted but callable by name.
+func (g *Gateway) addDiscovery(cat *catalog, ts *mcp.ToolSet, pinned []string) error {
+	mode, err := discovery.ParseMode(g.cfg.Tools.Mode)
+	if err != nil {
+		return err
+	}
+	cat.mode = discovery.Decide(mode, listBytes(cat.tools), g.cfg.Tools.Budget)
+	if !cat.mode.Discovery {
+		return nil
+	}
+	var docs []discovery.Doc
+	defs := make([]mcp.Tool, 0, len(cat.served))
+	for _, a := range cat.apis {
+		docs = append(docs, a.searchDocs...)
+		for i := range a.tools {
+			defs = append(defs, cat.served[a.tools[i].Name].def)
+		}
+	}
+	ix, err := discovery.New(docs, discovery.Options{Embeddings: g.embedder})
+	if err != nil {
+		return fmt.Errorf("discovery: %w", err)
+	}
+	if cat.search, err = discovery.NewCatalog(ix, defs, title(cat.apis)); err != nil {
+		return fmt.Errorf("discovery: %w", err)
+	}
+	for _, t := range cat.search.Tools() {
+		t := t
+		var err error
+		switch t.Name {
+		case discovery.CallName:
+			err = ts.AddDispatcher(&t, g.dispatchCall)
+		case discovery.SearchName:
+			err = ts.Add(&t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return cat.search.Search(ctx, req.Arguments, g.visibleTo(ctx, req.Principal)), nil
+			})
+		default:
+			err = ts.Add(&t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return cat.search.Describe(ctx, req.Arguments, g.visibleTo(ctx, req.Principal)), nil
+			})
+		}
+		if err != nil {
+			return fmt.Errorf("discovery tool %s: %w", t.Name, err)
+		}
+		cat.own[t.Name] = true
+	}
+	var unlisted []string
+	for name := range cat.served {
+		if !slices.Contains(pinned, name) {
+			unlisted = append(unlisted, name)
+		}
+	}
+	slices.Sort(unlisted)
+	return ts.Unlist(unlisted...)
+}
+
+// dispatchCall is discovery's call: it names the tool to run, which then
+// runs exactly as a direct tools/call of it (package mcp's dispatcher).
+func (g *Gateway) dispatchCall(ctx context.Context, req *mcp.CallToolRequest) (string, json.RawMessage, error) {
+	name, args, err := discovery.ParseCall(req.Arguments)
+	if err != nil {
+		return "", nil, err
+	}
+	return name, args, nil
+}
+
+// visibleTo is the predicate of the tools a caller may see, for
+// discovery's search and describe.
+func (g *Gateway) visibleTo(ctx context.Context, p mcp.Principal) func(name string) bool {
+	if g.oauth == nil && g.ops.policy == nil {
+		return func(string) bool { return true }
+	}
+	return func(name string) bool { return g.visible(ctx, p, &mcp.Tool{Name: name}) }
+}
+
+// listBytes estimates the size of the full tools/list of tools: what a
+// client would load in mode all.
+func listBytes(tools []openapi.Tool) int {
+	n := 0
+	for i := range tools {
+		t := &tools[i]
+		n += 160 + len(t.Name) + len(t.Title) + len(t.Description) + len(t.InputSchema) + len(t.OutputSchema) + len(t.Annotations.Title)
+	}
+	return n
+}
+
+// searchDocsOf makes an API's index entries (and its pinned tools) while
+// its document is at hand: the catalog is rebuilt without it.
+func (a *api) searchDocsOf(doc *openapi.Document) {
+	a.searchDocs = discovery.FromTools(a.cfg.Name, a.tools, doc)
+	names, unmatched := discovery.Pinned(a.result.Tools, doc, a.cfg.Tools.Pin)
+	for _, n := range names {
+		a.pinned = append(a.pinned, a.toolName(n))
+	}
+	a.unmatchedPins = unmatched
+}
+
+// logMode says how tools/list is served.
+func (g *Gateway) logMode(cat *catalog) {
+	args := []any{"tools", len(cat.tools), "mode", cat.mode.String()}
+	for _, a := range cat.apis {
+		if len(a.unmatchedPins) > 0 {
+			args = append(args, "unmatched_pins", strings.Join(a.unmatchedPins, ","))
+		}
+	}
+	g.logger.Info("tools/list", args...)
+}
+
+// newEmbedder is discovery's semantic re-ranking, when configured.
+func (g *Gateway) newEmbedder() (*discovery.Embedder, error) {
+	e := g.cfg.Tools.Embeddings
+	if e.URL == "" {
+		return nil, nil
+	}
+	key, err := secretValue(e.Key)
+	if err != nil {
+		return nil, fmt.Errorf("tools.embeddings.key: %w", err)
+	}
+	return &discovery.Embedder{URL: e.URL, Model: e.Model, APIKey: key, CacheDir: e.CacheDir, Weight: e.Weight, Logger: g.logger}, nil
+}

@@ -1,0 +1,86 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/policy"
+)
+
+// TestDiscoveryMode: tools/list carries search, describe and call (small);
+// search finds an operation by what a user would say; call runs a tool
+// exactly as a direct call would (its confirmation, a task for a task
+// tool); direct calls keep working; a tool a policy hides is neither found
+// nor callable through call.
+func TestDiscoveryMode(t *testing.T) {
+	g := newDemo(t, Config{Tools: ServedTools{Mode: "discovery"},
+		Policy: []policy.Rule{{When: `tool.name == "getOrder"`, Effect: policy.Deny}}})
+	ctx := context.Background()
+	c := mcp.NewClient(g.Server())
+	c.Principal = g.callers.principal("demo-token")
+	c.Capabilities.Elicitation = &mcp.ElicitationCapability{}
+	var questions []string
+	c.AnswerInput = func(_ context.Context, _ string, req mcp.InputRequest) (any, error) {
+		var p mcp.ElicitParams
+		b, _ := json.Marshal(req.Params)
+		_ = json.Unmarshal(b, &p)
+		questions = append(questions, p.Message)
+		return map[string]any{"action": "accept", "content": map[string]any{"confirm": true}}, nil
+	}
+	resp, err := c.Do(ctx, "tools/list", nil)
+	if err != nil || resp.Error != nil {
+		t.Fatal(err, resp.Error)
+	}
+	if len(resp.Result) > 8<<10 {
+		t.Errorf("tools/list in discovery mode is %d bytes", len(resp.Result))
+	}
+	tools, _ := c.ListTools(ctx)
+	var names []string
+	for _, tl := range tools {
+		names = append(names, tl.Name)
+	}
+	slices.Sort(names)
+	if !slices.Equal(names, []string{"call", "describe", "search"}) {
+		t.Fatalf("tools/list: %v", names)
+	}
+	res, err := c.CallTool(ctx, "search", map[string]any{"query": "remove a pet from the store"})
+	if err != nil || res.IsError || !strings.Contains(text(res), "deletePet") {
+		t.Fatalf("search: %v %s", err, text(res))
+	}
+	if res, _ := c.CallTool(ctx, "search", map[string]any{"query": "look up an order"}); strings.Contains(text(res), "getOrder") {
+		t.Errorf("search found a tool the policy hides: %s", text(res))
+	}
+	res, _ = c.CallTool(ctx, "describe", map[string]any{"names": []string{"deletePet", "getOrder"}})
+	if !strings.Contains(text(res), `"inputSchema"`) || !strings.Contains(text(res), "unknown") {
+		t.Errorf("describe: %s", text(res))
+	}
+	// call: the destructive call is confirmed, naming the request.
+	res, err = c.CallTool(ctx, "call", map[string]any{"name": "deletePet", "arguments": map[string]any{"petId": 2}})
+	if err != nil || res.IsError || len(questions) != 1 || !strings.Contains(questions[0], "DELETE /pets/2") {
+		t.Fatalf("call deletePet: %v %s; questions %q", err, text(res), questions)
+	}
+	if r, _ := c.CallTool(ctx, "getPet", map[string]any{"petId": 2}); r == nil || !r.IsError {
+		t.Errorf("pet 2 is still there after the confirmed call: %+v", r)
+	}
+	// A direct call of a real tool works in discovery mode.
+	if r, _ := c.CallTool(ctx, "getPet", map[string]any{"petId": 1}); r == nil || r.IsError {
+		t.Errorf("a direct call: %+v", r)
+	}
+	// A hidden tool through call answers as an unknown tool.
+	hidden, _ := c.Do(ctx, "tools/call", map[string]any{"name": "call", "arguments": map[string]any{"name": "getOrder", "arguments": map[string]any{"orderId": 1}}})
+	unknown, _ := c.Do(ctx, "tools/call", map[string]any{"name": "call", "arguments": map[string]any{"name": "noSuchTool"}})
+	if hidden.Error == nil || unknown.Error == nil || hidden.Error.Code != unknown.Error.Code {
+		t.Errorf("call of a hidden tool %+v, of an unknown one %+v", hidden.Error, unknown.Error)
+	}
+	// A task tool through call gives a task to a client that declared
+	// the Tasks extension.
+	tc := taskClient(g, "demo-token")
+	r, err := tc.Do(ctx, "tools/call", map[string]any{"name": "call", "arguments": map[string]any{"name": "createReport", "arguments": map[string]any{"kind": "inventory"}}})
+	if err != nil || r.Error != nil || !strings.Contains(string(r.Result), `"resultType":"task"`) {
+		t.Fatalf("call createReport: %v %+v %s", err, r.Error, r.Result)
+	}
+}
