@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -19,7 +20,7 @@ import (
 // start and on each reload), put in service in one step with the matching
 // mcp.ToolSet, and never changed afterwards.
 type catalog struct {
-	version string // the mcp.ToolSet's version
+	version string // the tool set's version, where the calls go included (routes)
 	apis    []*api
 	tools   []openapi.Tool         // every API's, as served
 	served  map[string]*servedTool // by served name
@@ -71,8 +72,22 @@ func (g *Gateway) newCatalog(apis []*api) (*catalog, *mcp.ToolSet, error) {
 	if err := g.addDiscovery(cat, ts, pinned); err != nil {
 		return nil, nil, err
 	}
+	ts.Stamp(routes(cat))
 	cat.version = ts.Version()
 	return cat, ts, nil
+}
+
+// routes is where each tool's calls go, which the tools' definitions do not
+// show: stamped into the tool set's version, so that a task (which records
+// the version it was created under) runs with its creation's definition
+// even when only a route changed.
+func routes(cat *catalog) string {
+	var b strings.Builder
+	for _, n := range slices.Sorted(maps.Keys(cat.served)) {
+		st := cat.served[n]
+		fmt.Fprintf(&b, "%s\x00%s\x00%s\x00%s\x00", n, st.api.cfg.Upstream, st.tool.Route.Method, st.tool.Route.Path)
+	}
+	return b.String()
 }
 
 // install puts cat and its tool set in service, in one step. The catalogs

@@ -72,6 +72,10 @@ type Config struct {
 	// the garbage collector runs (see package gctune).
 	GCHeadroom int64 `yaml:"gc_headroom" name:"gc-headroom" default:"33554432" help:"Bytes the heap may grow past what is live before Go collects (-1: the runtime's default; ignored when GOGC is set)."`
 
+	// Reload says which changes of the APIs' documents are applied live;
+	// ReloadInterval how often documents given as URLs are polled.
+	Reload         string        `yaml:"reload" name:"reload" default:"additive" enum:"auto,additive,manual" help:"Live reload of the APIs' documents (files are watched, URLs polled, SIGHUP reloads everything, the config file included): auto applies every change; additive refuses a breaking change (a tool removed or renamed, a required argument added, ...: logged and counted) and applies the others; manual applies changes only on SIGHUP."`
+	ReloadInterval time.Duration `yaml:"reload_interval" name:"reload-interval" default:"1m" help:"How often documents given as http(s) URLs are polled for a change (conditional requests: If-None-Match, If-Modified-Since)."`
 	// Replica names this process in audit records and traces (default: the
 	// host name).
 	Replica string `yaml:"replica" name:"replica" help:"Names this process in audit records and traces (default: the host name)."`

@@ -56,6 +56,7 @@ type Gateway struct {
 	// for Close.
 	cat      atomic.Pointer[catalog]
 	catMu    sync.Mutex
+	reloadMu sync.Mutex // one reload at a time
 	oldCats  map[string]*catalog
 	oldOrder []string
 	opened   []*api
@@ -411,6 +412,7 @@ func (g *Gateway) knownMethod(method string) bool {
 func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 	stop := g.startRunner(ctx)
 	defer stop()
+	go g.watch(ctx)
 	g.logListening(ln.Addr())
 	err := mcp.RunHTTP(ctx, ln, g.Handler(), g.server, 10*time.Second)
 	if errors.Is(err, context.Canceled) {
@@ -440,6 +442,9 @@ func (g *Gateway) logListening(addr net.Addr) {
 func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
 	stop := g.startRunner(ctx)
 	defer stop()
+	watchCtx, endWatch := context.WithCancel(ctx)
+	defer endWatch()
+	go g.watch(watchCtx)
 	if tok := os.Getenv(EnvPrefix + "BEARER_TOKEN"); tok != "" {
 		ctx = mcp.WithPrincipal(ctx, g.callers.principal(tok))
 	}

@@ -20,6 +20,7 @@ type metrics struct {
 	latency   *prometheus.HistogramVec // by MCP method
 	toolCalls *prometheus.CounterVec   // by tool and outcome
 	toolTime  *prometheus.HistogramVec // by tool
+	reloads   *prometheus.CounterVec   // by result and class
 }
 
 func newMetrics() *metrics {
@@ -40,7 +41,10 @@ func newMetrics() *metrics {
 			Buckets: prometheus.ExponentialBuckets(0.001, 2, 15),
 		}, []string{"tool"}),
 	}
-	m.registry.MustRegister(m.requests, m.latency, m.toolCalls, m.toolTime,
+	m.reloads = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "mcpgate_reloads_total", Help: `Reloads of the APIs' documents by result ("applied", "refused" by the reload mode, "failed": the old tools keep serving, "unchanged") and class of change (breaking, additive, cosmetic).`,
+	}, []string{"result", "class"})
+	m.registry.MustRegister(m.requests, m.latency, m.toolCalls, m.toolTime, m.reloads,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -98,3 +102,6 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 }
 
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// reload counts one reload.
+func (m *metrics) reload(result, class string) { m.reloads.WithLabelValues(result, class).Inc() }

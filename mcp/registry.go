@@ -22,6 +22,7 @@ import (
 type registry[T any] struct {
 	order []string
 	items map[string]*item[T]
+	stamp string // mixed into the fingerprint (ToolSet.Stamp)
 	snap  atomic.Pointer[snapshot[T]]
 }
 
@@ -43,6 +44,7 @@ type snapshot[T any] struct {
 
 	versionOnce sync.Once
 	version     string
+	stamp       string // the registry's, when the snapshot was taken
 }
 
 // put adds or replaces key; a replaced item keeps its position. legacy is
@@ -102,7 +104,7 @@ func (r *registry[T]) current(mu *sync.Mutex) *snapshot[T] {
 		return s
 	}
 	s := &snapshot[T]{list: make([]*item[T], 0, len(r.order)), index: make(map[string]int, len(r.order)),
-		all: make([]*item[T], len(r.order)), byKey: make(map[string]*item[T], len(r.order))}
+		all: make([]*item[T], len(r.order)), byKey: make(map[string]*item[T], len(r.order)), stamp: r.stamp}
 	for i, k := range r.order {
 		it := r.items[k]
 		s.all[i], s.byKey[k] = it, it
@@ -134,6 +136,9 @@ func (s *snapshot[T]) fingerprint() string {
 	s.versionOnce.Do(func() {
 		h := sha256.New()
 		var n [8]byte
+		binary.BigEndian.PutUint64(n[:], uint64(len(s.stamp)))
+		h.Write(n[:])
+		h.Write([]byte(s.stamp))
 		for _, it := range s.all {
 			for _, b := range [][]byte{[]byte(it.key), it.wire} {
 				binary.BigEndian.PutUint64(n[:], uint64(len(b)))

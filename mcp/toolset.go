@@ -97,6 +97,16 @@ func (ts *ToolSet) Len() int {
 	return ts.reg.len()
 }
 
+// Stamp mixes s into the set's Version: what the set's owner knows about
+// its tools that their definitions do not show (where their calls go), so
+// that sets which differ in it have different versions.
+func (ts *ToolSet) Stamp(s string) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	ts.reg.stamp = s
+	ts.reg.snap.Store(nil)
+}
+
 // Version identifies the set's content (a hash of every tool's name,
 // listing and encoded definition): two sets with the same tools have the
 // same version.

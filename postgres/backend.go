@@ -36,6 +36,7 @@ func OpenStore(ctx context.Context, location string, o store.Options) (*store.Ba
 		Audit:     func(ctx context.Context) (audit.Store, error) { return NewAuditStore(ctx, m.Pool()) },
 		Quotas:    func(ctx context.Context) (quota.Bank, error) { return NewQuotaBank(ctx, m.Pool()) },
 		Grants:    func(ctx context.Context) (connect.Store, error) { return NewGrantStore(ctx, m.Pool(), o.Now) },
+		Signals:   NewSignals(m, "tools", o.Log()),
 	}, nil
 }
 

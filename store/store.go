@@ -77,6 +77,10 @@ type Backend struct {
 	Audit  func(ctx context.Context) (audit.Store, error)
 	Quotas func(ctx context.Context) (quota.Bank, error)
 	Grants func(ctx context.Context) (connect.Store, error)
+	// Signals carry short messages to every other process serving from
+	// this backend (the version of a reloaded tool set); nil when the
+	// backend has no such channel.
+	Signals Signals
 	// CloseFunc releases what the backend opened; nil when there is
 	// nothing to release. Call [Backend.Close] rather than this.
 	CloseFunc func() error
@@ -177,4 +181,12 @@ func (t Openers) usage() string {
 func Scheme(location string) string {
 	s, _, _ := strings.Cut(location, ":")
 	return strings.ToLower(s)
+}
+
+// Signals carry short messages between the processes sharing a backend:
+// best effort, every listening process (the sender too) receives each.
+type Signals interface {
+	Publish(ctx context.Context, msg string) error
+	// Listen calls fn with every message until ctx ends.
+	Listen(ctx context.Context, fn func(msg string))
 }

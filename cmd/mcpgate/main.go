@@ -42,6 +42,10 @@ type streams struct {
 	stdout, stderr io.Writer
 }
 
+// cliArgs are the command line as given (bound into every Run): serve reads
+// its settings again from them on SIGHUP.
+type cliArgs []string
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], streams{os.Stdin, os.Stdout, os.Stderr})
@@ -110,7 +114,11 @@ func parse(ctx context.Context, args []string, io streams) (*kong.Context, error
 	if err != nil {
 		panic(err) // the command structs are malformed: a programming error
 	}
-	return parser.Parse(args)
+	kctx, err := parser.Parse(args)
+	if err == nil {
+		kctx.Bind(cliArgs(args))
+	}
+	return kctx, err
 }
 
 func newParser(ctx context.Context, io streams, file *settings.File) (*kong.Kong, error) {

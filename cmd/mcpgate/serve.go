@@ -7,7 +7,9 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/mcpgate/mcpgate/gateway"
@@ -37,13 +39,15 @@ Also read: MCPGATE_SECRET_<SCHEME> (a security scheme's secret with credentials 
 and MCPGATE_BEARER_TOKEN (the caller's token in stdio mode).`
 }
 
-// Run serves MCP over Streamable HTTP until ctx ends.
-func (c *serveCmd) Run(ctx context.Context, io streams) error {
+// Run serves MCP over Streamable HTTP until ctx ends. On SIGHUP it reads
+// its settings (file, environment, flags) and every API's document again.
+func (c *serveCmd) Run(ctx context.Context, io streams, args cliArgs) error {
 	g, logger, err := c.build(ctx, io.stderr)
 	if err != nil {
 		return err
 	}
 	defer g.Close()
+	go reloadOnHangup(ctx, g, logger, args, io)
 	addr := g.Config().Addr
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -53,12 +57,16 @@ func (c *serveCmd) Run(ctx context.Context, io streams) error {
 }
 
 // Run serves MCP over stdin and stdout until stdin ends.
-func (c *stdioCmd) Run(ctx context.Context, io streams) error {
+func (c *stdioCmd) Run(ctx context.Context, io streams, args cliArgs) error {
+	if c.Audit.Sink == "stdout" {
+		return &usageError{"audit sink stdout cannot be used with stdio: stdout carries MCP (use file:PATH or store)"}
+	}
 	g, logger, err := c.build(ctx, io.stderr)
 	if err != nil {
 		return err
 	}
 	defer g.Close()
+	go reloadOnHangup(ctx, g, logger, args, io)
 	return fail(logger, g.ServeStdio(ctx, io.stdin, io.stdout))
 }
 
@@ -117,4 +125,50 @@ func warnUnknownEnv(logger *slog.Logger) {
 		gateway.EnvPrefix+"SECRET_", gateway.EnvPrefix+"BEARER_TOKEN", gateway.EnvPrefix+"TEST_") {
 		logger.Warn("unknown environment variable: no setting has this name (see mcpgate serve --help)", "name", name)
 	}
+}
+
+// reloadOnHangup reloads the gateway on every SIGHUP until ctx ends: the
+// settings read again from the same command line, environment and file,
+// and every API's document (a change the reload mode would refuse is
+// applied: the operator asked).
+func reloadOnHangup(ctx context.Context, g *gateway.Gateway, logger *slog.Logger, args cliArgs, io streams) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+		}
+		logger.Info("SIGHUP: reloading the settings and the documents")
+		cfg, err := settingsOf(ctx, args, io)
+		if err != nil {
+			logger.Error("reload: the settings do not parse; nothing changed", "err", err)
+			continue
+		}
+		if err := g.Reload(ctx, cfg); err != nil {
+			logger.Error("reload failed; the old tools keep serving", "err", err)
+		}
+	}
+}
+
+// settingsOf parses args again into the gateway's settings.
+func settingsOf(ctx context.Context, args cliArgs, io streams) (cfg *gateway.Config, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	kctx, err := parse(ctx, args, streams{stdin: nil, stdout: io.stderr, stderr: io.stderr})
+	if err != nil {
+		return nil, err
+	}
+	switch c := kctx.Selected().Target.Addr().Interface().(type) {
+	case *serveCmd:
+		return &c.Config, nil
+	case *stdioCmd:
+		return &c.Config, nil
+	}
+	return nil, fmt.Errorf("not a serving command")
 }
