@@ -175,4 +175,22 @@ func TestReloadAcrossReplicas(t *testing.T) {
 			t.Errorf("replica %d lists %v", i, got)
 		}
 	}
+	// A breaking edit (reload is additive by default): every replica
+	// refuses it and keeps serving the old tools.
+	broken := strings.Replace(reloadSpecAdded, "operationId: getItem", "operationId: fetchItem", 1)
+	if err := os.WriteFile(spec, []byte(broken), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for i, g := range gs {
+		deadline := time.Now().Add(5 * time.Second)
+		for !strings.Contains(g.Log.String(), "reload refused") {
+			if time.Now().After(deadline) {
+				t.Fatalf("replica %d did not refuse the breaking edit:\n%s", i, g.Log.String())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if got := listTools(t, g.URL); !slices.Contains(got, "getItem") || slices.Contains(got, "fetchItem") {
+			t.Errorf("replica %d after a refused edit lists %v", i, got)
+		}
+	}
 }
