@@ -62,6 +62,11 @@ func TestDNSRebindingGuard(t *testing.T) {
 				t.Errorf("Host %q Origin %q: %d %s, want 403", tc.host, tc.origin, code, body)
 			}
 		}
+		// A refused Host is logged once, naming the setting that fixes it.
+		post(t, g.URL, "evil.example", "")
+		if n := strings.Count(g.Log.String(), "host=evil.example\n"); n != 1 || !strings.Contains(g.Log.String(), "--allowed-hosts") {
+			t.Errorf("the refused Host was logged %d times:\n%s", n, g.Log.String())
+		}
 		// The loopback names on any port pass, and a loopback browser page too.
 		port := g.Base[strings.LastIndex(g.Base, ":")+1:]
 		for _, tc := range []struct{ host, origin string }{

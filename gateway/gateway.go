@@ -69,6 +69,9 @@ type Gateway struct {
 	conn    *connect.Connector // nil unless an API's credentials mode is oauth
 	callers callerIDs
 	ready   *readiness
+	// rejected are the Host names refused so far (each is logged once).
+	rejectedMu sync.Mutex
+	rejected   map[string]bool
 	// trustedProxies are limits.trusted_proxies, parsed.
 	trustedProxies []netip.Prefix
 	taskCreds      *credentialVault
@@ -85,7 +88,7 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (*Gateway, error)
 	if err != nil {
 		return nil, err
 	}
-	g := &Gateway{cfg: cfg, logger: logger, taskCreds: newCredentialVault(), metrics: newMetrics(), oldCats: map[string]*catalog{}}
+	g := &Gateway{cfg: cfg, logger: logger, taskCreds: newCredentialVault(), metrics: newMetrics(), oldCats: map[string]*catalog{}, rejected: map[string]bool{}}
 	if err := g.build(ctx); err != nil {
 		g.Close()
 		return nil, err
@@ -371,6 +374,7 @@ func (g *Gateway) Handler() http.Handler {
 		Legacy: mcp.LegacyOptions{Disable: g.cfg.DisableLegacy, IdleTimeout: l.SessionIdle,
 			Sessions: mcp.Limits{Total: l.Sessions, PerAddress: l.SessionsPerAddress, PerCaller: l.SessionsPerCaller}},
 		ListenStreams:  mcp.Limits{Total: l.Streams, PerAddress: l.StreamsPerAddress, PerCaller: l.StreamsPerCaller},
+		HostRejected:   g.hostRejected,
 		TrustedProxies: g.trustedProxies,
 	}), g.knownMethod)
 	if g.oauth != nil {
@@ -397,6 +401,23 @@ func (g *Gateway) Handler() http.Handler {
 		fmt.Fprintf(w, `{"status":"ok","tools":%d}`, len(g.current().tools))
 	})
 	return mux
+}
+
+// hostRejected logs, once per Host, a request the DNS-rebinding guard
+// refused, with the setting that lets it in.
+func (g *Gateway) hostRejected(host string) {
+	if len(host) > 256 {
+		host = host[:256]
+	}
+	g.rejectedMu.Lock()
+	seen := g.rejected[host] || len(g.rejected) >= 1000
+	if !seen {
+		g.rejected[host] = true
+	}
+	g.rejectedMu.Unlock()
+	if !seen {
+		g.logger.Warn("refused a request for a Host that is not allowed (logged once per host): if clients reach the gateway by this name, add it to allowed_hosts (--allowed-hosts)", "host", host)
+	}
 }
 
 // knownMethod reports whether the server answers method (in either

@@ -27,6 +27,9 @@ type HTTPOptions struct {
 	// accepted when a request carries Origin. Empty means loopback origins
 	// only; "*" accepts any origin.
 	AllowedOrigins []string
+	// HostRejected, when set, is told the Host of each request the
+	// DNS-rebinding guard refuses (for a log line that names the setting).
+	HostRejected func(host string)
 	// MaxBodyBytes bounds a request body (default 4 MiB); larger gets 413.
 	MaxBodyBytes int64
 	// WriteTimeout bounds each write to the client (default 30 s). Streams
@@ -82,6 +85,9 @@ type httpHandler struct {
 
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !h.hosts.allowHost(r.Host) {
+		if h.opts.HostRejected != nil {
+			h.opts.HostRejected(r.Host)
+		}
 		writeJSONError(w, http.StatusForbidden, nil, NewError(CodeInvalidRequest, "Forbidden: Host not allowed", nil))
 		return
 	}
