@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
+	"net"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -86,19 +86,31 @@ func must(t testing.TB, err error) {
 	}
 }
 
-// tapWriter shows the test what the server writes to the HTTP client.
-type tapWriter struct {
-	http.ResponseWriter
+// tapListener shows the test every byte the server writes to its HTTP
+// clients, at the connection (so that the writes of a parked listen
+// stream, made on the hijacked connection, are seen too).
+type tapListener struct {
+	net.Listener
 	tap func([]byte)
 }
 
-func (w tapWriter) Write(p []byte) (int, error) {
-	w.tap(p)
-	return w.ResponseWriter.Write(p)
+func (l tapListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &tapConn{c, l.tap}, nil
 }
 
-func (w tapWriter) Flush()                      { w.ResponseWriter.(http.Flusher).Flush() }
-func (w tapWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+type tapConn struct {
+	net.Conn
+	tap func([]byte)
+}
+
+func (c *tapConn) Write(p []byte) (int, error) {
+	c.tap(p)
+	return c.Conn.Write(p)
+}
 
 // tapFunc shows the test what the server writes to its client.
 type tapFunc func([]byte)
@@ -111,12 +123,11 @@ type sdkConnect func(t *testing.T, s *mcp.Server, opts *sdk.ClientOptions, tap f
 
 func sdkConnectHTTP(t *testing.T, s *mcp.Server, opts *sdk.ClientOptions, tap func([]byte)) *sdk.ClientSession {
 	t.Helper()
-	var h http.Handler = mcp.NewHTTPHandler(s, nil)
+	ts := httptest.NewUnstartedServer(mcp.NewHTTPHandler(s, nil))
 	if tap != nil {
-		inner := h
-		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { inner.ServeHTTP(tapWriter{w, tap}, r) })
+		ts.Listener = tapListener{ts.Listener, tap}
 	}
-	ts := httptest.NewServer(h)
+	ts.Start()
 	t.Cleanup(ts.Close)
 	c := sdk.NewClient(&sdk.Implementation{Name: "sdk-client", Version: "0.0.1"}, opts)
 	cs, err := c.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: ts.URL, MaxRetries: -1}, nil)

@@ -165,20 +165,47 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c.obs = ob
-	if msg.method == "subscriptions/listen" {
-		who := holderOf(r, h.opts.TrustedProxies)
-		if jerr := h.streams.acquire(who, "listen streams"); jerr != nil {
-			ob.end(nil, jerr)
-			w.Header().Set("Retry-After", retryAfter)
-			writeJSONError(w, jerr.HTTPStatus(), msg.id, jerr)
-			return
-		}
-		defer h.streams.release(who)
-	}
 	st := &httpStream{w: w, rc: rc, timeout: h.opts.WriteTimeout}
+	if msg.method == "subscriptions/listen" {
+		h.serveListen(ctx, r, c, st)
+		return
+	}
 	result, jerr := h.srv.handle(ctx, c, st)
 	st.finish(msg.id, result, jerr)
 	ob.end(result, jerr)
+}
+
+// serveListen serves a subscriptions/listen request within the stream
+// limits. On HTTP/1.x the stream is parked once acknowledged (see
+// parkedStream): it then ends, releasing its slot and its observation,
+// after ServeHTTP has returned.
+func (h *httpHandler) serveListen(ctx context.Context, r *http.Request, c *call, st *httpStream) {
+	who := holderOf(r, h.opts.TrustedProxies)
+	if jerr := h.streams.acquire(who, "listen streams"); jerr != nil {
+		c.obs.end(nil, jerr)
+		st.w.Header().Set("Retry-After", retryAfter)
+		writeJSONError(st.w, jerr.HTTPStatus(), c.msg.id, jerr)
+		return
+	}
+	ob := c.obs // a parked stream must not keep the call (it holds the response)
+	end := func(result []byte) {
+		h.streams.release(who)
+		ob.end(result, nil)
+	}
+	if r.ProtoMajor == 1 {
+		st.parking = &parking{keepAlive: h.srv.opts.KeepAlive, end: end}
+	}
+	result, jerr := h.srv.handle(ctx, c, st)
+	if st.parking != nil && st.parking.parked {
+		return
+	}
+	st.finish(c.msg.id, result, jerr)
+	if jerr != nil {
+		h.streams.release(who)
+		c.obs.end(nil, jerr)
+		return
+	}
+	end(result)
 }
 
 // httpStream answers one POST. It stays a plain JSON response until the
@@ -188,6 +215,7 @@ type httpStream struct {
 	w       http.ResponseWriter
 	rc      *http.ResponseController
 	timeout time.Duration
+	parking *parking // set when a listen stream may be parked
 
 	mu      sync.Mutex
 	sse     bool

@@ -125,7 +125,7 @@ func (s *Server) newSession(params json.RawMessage, p Principal) (*session, []by
 	if err != nil {
 		return nil, nil, errInternal()
 	}
-	sess.sub = s.listeners.subscribe(listenFilter{ToolsListChanged: true, PromptsListChanged: true, ResourcesListChanged: true, allResources: true})
+	sess.sub = s.listeners.subscribe(listenFilter{ToolsListChanged: true, PromptsListChanged: true, ResourcesListChanged: true, allResources: true}, nil)
 	return sess, res, nil
 }
 

@@ -28,10 +28,13 @@ type event struct {
 
 // subscriber is one listen stream's mailbox. Events coalesce: a slow stream
 // gets each kind of change once, and each updated URI or task once, so a
-// publisher never blocks and nothing a stream asked for is lost.
+// publisher never blocks and nothing a stream asked for is lost. A stream
+// served by a goroutine waits on wake; a parked one (see parkedStream) is
+// kicked instead, and also when the broker closes.
 type subscriber struct {
 	filter listenFilter
 	wake   chan struct{}
+	kick   func() // set for parked streams instead of wake
 
 	mu      sync.Mutex
 	pending evKind
@@ -76,6 +79,14 @@ func (sub *subscriber) offer(ev event) {
 		}
 	}
 	sub.mu.Unlock()
+	sub.signal()
+}
+
+func (sub *subscriber) signal() {
+	if sub.kick != nil {
+		sub.kick()
+		return
+	}
 	select {
 	case sub.wake <- struct{}{}:
 	default:
@@ -102,11 +113,20 @@ func newBroker() *broker {
 	return &broker{subs: map[*subscriber]struct{}{}, done: make(chan struct{})}
 }
 
-func (b *broker) subscribe(f listenFilter) *subscriber {
-	sub := &subscriber{filter: f, wake: make(chan struct{}, 1)}
+// subscribe adds a mailbox for f; with kick it signals by calling kick,
+// otherwise through its wake channel.
+func (b *broker) subscribe(f listenFilter, kick func()) *subscriber {
+	sub := &subscriber{filter: f, kick: kick}
+	if kick == nil {
+		sub.wake = make(chan struct{}, 1)
+	}
 	b.mu.Lock()
 	b.subs[sub] = struct{}{}
+	closed := b.closed
 	b.mu.Unlock()
+	if closed && kick != nil {
+		kick()
+	}
 	return sub
 }
 
@@ -124,13 +144,26 @@ func (b *broker) publish(ev event) {
 	}
 }
 
+// close ends the broker: done is closed and parked streams are kicked.
 func (b *broker) close() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if !b.closed {
 		b.closed = true
 		close(b.done)
+		for sub := range b.subs {
+			if sub.kick != nil {
+				sub.kick()
+			}
+		}
 	}
+}
+
+// isClosed reports whether close was called.
+func (b *broker) isClosed() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.closed
 }
 
 // listenFilter is a SubscriptionFilter.
@@ -179,11 +212,45 @@ func (s *Server) SetTaskNotifier(n TaskNotifier) {
 // PublishTask tells listen streams of this process that a task changed.
 func (s *Server) PublishTask(id string) { s.listeners.publish(event{kind: evTask, id: id}) }
 
+// listenStream is a subscriptions/listen stream whose filter was accepted:
+// what it asked for and how its notifications are rendered. It keeps only
+// what rendering needs (the caller, its capabilities and the subscription
+// id), so a parked stream holds no request or response.
+type listenStream struct {
+	srv     *Server
+	id      json.RawMessage // the request id: the subscription id
+	subMeta json.RawMessage // {"io.modelcontextprotocol/subscriptionId": id}
+	filter  listenFilter
+	req     *Request // caller and capabilities, for task notifications
+	tn      TaskNotifier
+	sub     *subscriber
+}
+
+// streamParker is implemented by a request's stream that can carry a
+// listen stream without a goroutine of its own (an HTTP/1.x connection).
+// park takes the stream over (its acknowledgement included) and reports
+// whether it did; the transport then ends the request without an answer.
+type streamParker interface {
+	park(ctx context.Context, ls *listenStream) bool
+}
+
 // handleListen serves subscriptions/listen: the acknowledgement first, then
 // the notifications the stream asked for, each tagged with the subscription
 // id, until the client goes away or the server closes (which ends the stream
 // with the listen result).
 func (s *Server) handleListen(ctx context.Context, c *call) ([]byte, *Error) {
+	ls, jerr := s.newListenStream(ctx, c)
+	if jerr != nil {
+		return nil, jerr
+	}
+	if p, ok := c.req.out.(streamParker); ok && p.park(ctx, ls) {
+		return nil, nil
+	}
+	return ls.serve(ctx, c.req.out)
+}
+
+// newListenStream checks the filter and keeps what the stream needs.
+func (s *Server) newListenStream(ctx context.Context, c *call) (*listenStream, *Error) {
 	raw := c.params.Notifications
 	if raw == nil || raw[0] != '{' {
 		return nil, ErrInvalidParams("Invalid params: notifications must be an object")
@@ -211,17 +278,38 @@ func (s *Server) handleListen(ctx context.Context, c *call) ([]byte, *Error) {
 	if tn != nil && len(want.TaskIDs) > 0 {
 		got.TaskIDs = tn.AuthorizeTasks(ctx, c.req, want.TaskIDs)
 	}
-	sub := s.listeners.subscribe(got)
-	defer s.listeners.unsubscribe(sub)
-
 	subMeta, _ := json.Marshal(map[string]json.RawMessage{MetaSubscriptionID: c.msg.id})
+	r := c.req
+	kept := &Request{ID: r.ID, Method: r.Method, ProtocolVersion: r.ProtocolVersion, Capabilities: r.Capabilities, Principal: r.Principal}
+	return &listenStream{srv: s, id: c.msg.id, subMeta: subMeta, filter: got, req: kept, tn: tn}, nil
+}
+
+// subscribe joins the broker; see broker.subscribe for kick.
+func (ls *listenStream) subscribe(kick func()) {
+	ls.sub = ls.srv.listeners.subscribe(ls.filter, kick)
+}
+
+func (ls *listenStream) unsubscribe() { ls.srv.listeners.unsubscribe(ls.sub) }
+
+// ack is the notifications/subscriptions/acknowledged message.
+func (ls *listenStream) ack() []byte {
 	type ackParams struct {
 		Meta          json.RawMessage `json:"_meta"`
 		Notifications listenFilter    `json:"notifications"`
 	}
-	if err := c.req.notify("notifications/subscriptions/acknowledged", ackParams{subMeta, got}); err != nil {
-		return nil, nil
-	}
+	b, _ := appendNotification(nil, "notifications/subscriptions/acknowledged", ackParams{ls.subMeta, ls.filter})
+	return b
+}
+
+// final is the listen result that ends the stream when the server closes.
+func (ls *listenStream) final() []byte {
+	meta, _ := json.Marshal(map[string]any{MetaSubscriptionID: ls.id, MetaServerInfo: ls.srv.info})
+	return []byte(`{"resultType":"complete","_meta":` + string(meta) + `}`)
+}
+
+// deliver renders what the mailbox collected and hands each message to
+// emit, stopping at the first error.
+func (ls *listenStream) deliver(ctx context.Context, emit func([]byte) error) error {
 	type plain struct {
 		Meta json.RawMessage `json:"_meta"`
 	}
@@ -229,48 +317,63 @@ func (s *Server) handleListen(ctx context.Context, c *call) ([]byte, *Error) {
 		Meta json.RawMessage `json:"_meta"`
 		URI  string          `json:"uri"`
 	}
-	keepalive := time.NewTicker(s.opts.KeepAlive)
+	kinds, uris, taskIDs := ls.sub.take()
+	var err error
+	send := func(method string, params any) {
+		if err != nil {
+			return
+		}
+		var b []byte
+		if b, err = appendNotification(nil, method, params); err == nil {
+			err = emit(b)
+		}
+	}
+	if kinds&evTools != 0 {
+		send("notifications/tools/list_changed", plain{ls.subMeta})
+	}
+	if kinds&evPrompts != 0 {
+		send("notifications/prompts/list_changed", plain{ls.subMeta})
+	}
+	if kinds&evResources != 0 {
+		send("notifications/resources/list_changed", plain{ls.subMeta})
+	}
+	for _, u := range uris {
+		send("notifications/resources/updated", updated{ls.subMeta, u})
+	}
+	for _, id := range taskIDs {
+		if ls.tn == nil {
+			break
+		}
+		if p, ok := ls.tn.TaskNotification(ctx, ls.req, id); ok {
+			send("notifications/tasks", withMeta(p, ls.subMeta))
+		}
+	}
+	return err
+}
+
+// serve runs the stream on the request's goroutine (stdio, the in-memory
+// client, HTTP/2): it waits for changes, keep-alive ticks, the client
+// leaving and the server closing.
+func (ls *listenStream) serve(ctx context.Context, out stream) ([]byte, *Error) {
+	ls.subscribe(nil)
+	defer ls.unsubscribe()
+	if out.send(ls.ack()) != nil {
+		return nil, nil
+	}
+	keepalive := time.NewTicker(ls.srv.opts.KeepAlive)
 	defer keepalive.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil, nil // the client left: nothing more is sent
-		case <-s.listeners.done:
-			meta, _ := json.Marshal(map[string]any{MetaSubscriptionID: c.msg.id, MetaServerInfo: s.info})
-			return []byte(`{"resultType":"complete","_meta":` + string(meta) + `}`), nil
+		case <-ls.srv.listeners.done:
+			return ls.final(), nil
 		case <-keepalive.C:
-			if c.req.out.keepalive() != nil {
+			if out.keepalive() != nil {
 				return nil, nil
 			}
-		case <-sub.wake:
-			kinds, uris, tasks := sub.take()
-			var err error
-			send := func(method string, params any) {
-				if err == nil {
-					err = c.req.notify(method, params)
-				}
-			}
-			if kinds&evTools != 0 {
-				send("notifications/tools/list_changed", plain{subMeta})
-			}
-			if kinds&evPrompts != 0 {
-				send("notifications/prompts/list_changed", plain{subMeta})
-			}
-			if kinds&evResources != 0 {
-				send("notifications/resources/list_changed", plain{subMeta})
-			}
-			for _, u := range uris {
-				send("notifications/resources/updated", updated{subMeta, u})
-			}
-			for _, id := range tasks {
-				if tn == nil {
-					break
-				}
-				if p, ok := tn.TaskNotification(ctx, c.req, id); ok {
-					send("notifications/tasks", withMeta(p, subMeta))
-				}
-			}
-			if err != nil {
+		case <-ls.sub.wake:
+			if ls.deliver(ctx, out.send) != nil {
 				return nil, nil
 			}
 		}
