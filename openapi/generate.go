@@ -63,6 +63,7 @@ type generator struct {
 	methods     map[string]bool
 	namer       *defNamer
 	in, out     *schemaConverter
+	apiKeys     map[apiKeyParam]string // apiKey parameters of the security schemes
 	warnings    []string
 	warned      map[string]bool
 }
@@ -96,6 +97,7 @@ func newGenerator(doc *Document, opts GenerateOptions) (*generator, error) {
 			g.methods[strings.ToUpper(strings.TrimSpace(m))] = true
 		}
 	}
+	g.apiKeys = apiKeyParams(doc.T)
 	g.namer = newDefNamer()
 	g.in = newSchemaConverter(modeInput, g.namer, g.warn)
 	g.out = newSchemaConverter(modeOutput, g.namer, g.warn)
@@ -305,7 +307,8 @@ func (g *generator) tool(docPath string, item *openapi3.PathItem, method string,
 		route.DocPath = docPath
 	}
 
-	cands := g.parameterCandidates(where, path, item, op)
+	cands, hidden := g.parameterCandidates(where, path, item, op)
+	route.Hidden = hidden
 	if op.RequestBody != nil {
 		if rb := op.RequestBody.Value; rb != nil {
 			body, bc := g.bodyCandidates(where, rb)
@@ -416,8 +419,9 @@ func servers(item *openapi3.PathItem, op *openapi3.Operation) []string {
 
 // parameterCandidates returns the path, query, header and cookie arguments
 // (in that order): path-item parameters overridden by operation ones (same
-// name and location), path parameters checked against the template.
-func (g *generator) parameterCandidates(where, path string, item *openapi3.PathItem, op *openapi3.Operation) []argCandidate {
+// name and location), path parameters checked against the template, and
+// the parameters that are plumbing rather than arguments (plumbing.go).
+func (g *generator) parameterCandidates(where, path string, item *openapi3.PathItem, op *openapi3.Operation) ([]argCandidate, []HiddenParameter) {
 	type key struct{ name, in string }
 	var params []*openapi3.Parameter
 	index := map[key]int{}
@@ -445,6 +449,7 @@ func (g *generator) parameterCandidates(where, path string, item *openapi3.PathI
 		}
 	}
 	var cands []argCandidate
+	var hidden []HiddenParameter
 	templ := templateParams(path)
 	declaredPath := map[string]bool{}
 	for _, loc := range []string{"path", "query", "header", "cookie"} {
@@ -460,6 +465,10 @@ func (g *generator) parameterCandidates(where, path string, item *openapi3.PathI
 				declaredPath[p.Name] = true
 			}
 			if loc == "header" && ReservedHeader(p.Name) {
+				continue
+			}
+			if h, ok := g.hiddenParameter(p); ok && loc != "path" {
+				hidden = append(hidden, h)
 				continue
 			}
 			cands = append(cands, g.paramCandidate(p))
@@ -478,7 +487,7 @@ func (g *generator) parameterCandidates(where, path string, item *openapi3.PathI
 			}
 		}
 	}
-	return cands
+	return cands, hidden
 }
 
 // inputSchema names the arguments and builds the inputSchema. Names: the

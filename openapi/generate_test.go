@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -847,5 +848,61 @@ func TestReservedHeadersAreNotArguments(t *testing.T) {
 	}
 	if ReservedHeader("X-Api-Key") {
 		t.Error("X-Api-Key is an ordinary header")
+	}
+}
+
+// TestCredentialPlumbingIsNotAnArgument: credentials (a security scheme's
+// apiKey, AWS SigV4, Google's OAuth token and API key) are never offered,
+// transport knobs only on request, and each hidden parameter is recorded
+// in the route; the same names stay arguments where they are real ones.
+func TestCredentialPlumbingIsNotAnArgument(t *testing.T) {
+	args := func(tool *Tool) []string {
+		var names []string
+		for _, a := range tool.Route.Arguments {
+			names = append(names, a.Name)
+		}
+		return names
+	}
+	hidden := func(tool *Tool) map[string]string {
+		m := map[string]string{}
+		for _, h := range tool.Route.Hidden {
+			m[h.Name] = h.Reason + "/" + h.Scheme
+		}
+		return m
+	}
+	res := loadGenerate(t, "testdata/plumbing.yaml", GenerateOptions{})
+	videos := findTool(t, res, "listVideos")
+	if got, want := args(videos), []string{"fields", "part", "uploadType"}; !slices.Equal(got, want) {
+		t.Errorf("listVideos arguments = %v, want %v", got, want)
+	}
+	wantHidden := map[string]string{
+		"$.xgafv": "transport/", "access_token": "credential/", "alt": "transport/", "callback": "transport/",
+		"key": "credential/", "oauth_token": "credential/", "prettyPrint": "transport/", "quotaUser": "transport/",
+		"x-api-key": "security-scheme/ApiKeyHeader", "sid": "security-scheme/SessionCookie",
+	}
+	if got := hidden(videos); !maps.Equal(got, wantHidden) {
+		t.Errorf("listVideos hidden = %v,\nwant %v", got, wantHidden)
+	}
+	if len(videos.Route.Security) != 1 || videos.Route.Security[0]["ApiKeyHeader"] == nil {
+		t.Errorf("security = %v: the static credential mode needs the scheme", videos.Route.Security)
+	}
+	s3 := findTool(t, res, "GetObject")
+	if got, want := args(s3), []string{"Bucket", "Key", "x-amz-request-payer"}; !slices.Equal(got, want) {
+		t.Errorf("GetObject arguments = %v, want %v", got, want)
+	}
+	if len(s3.Route.Hidden) != 7 {
+		t.Errorf("GetObject hidden = %v, want the 7 SigV4 parameters", s3.Route.Hidden)
+	}
+	if got, want := args(findTool(t, res, "revokeToken")), []string{"access_token", "callback", "key"}; !slices.Equal(got, want) {
+		t.Errorf("revokeToken arguments = %v, want %v (real arguments kept)", got, want)
+	}
+	// Transport knobs come back on request; credentials never do.
+	some := findTool(t, loadGenerate(t, "testdata/plumbing.yaml", GenerateOptions{KeepParameters: []string{"ALT", "callback"}}), "listVideos")
+	if got, want := args(some), []string{"alt", "callback", "fields", "part", "uploadType"}; !slices.Equal(got, want) {
+		t.Errorf("KeepParameters [ALT callback]: %v, want %v", got, want)
+	}
+	all := findTool(t, loadGenerate(t, "testdata/plumbing.yaml", GenerateOptions{KeepParameters: []string{"*", "key", "access_token"}}), "listVideos")
+	if got, want := args(all), []string{".xgafv", "alt", "callback", "fields", "part", "prettyPrint", "quotaUser", "uploadType"}; !slices.Equal(got, want) {
+		t.Errorf("KeepParameters [*]: %v, want %v", got, want)
 	}
 }

@@ -62,6 +62,13 @@
 // gateway's validation (and Ajv's) enforce the keyword, naming the missing
 // field to an agent that skipped it.
 //
+// Parameters: a credential is never an argument (the apiKey parameter of a
+// security scheme, AWS SigV4 parameters, Google's OAuth token and API key
+// when their description says so), and transport knobs (Google's alt,
+// callback, prettyPrint, quotaUser, userIp, $.xgafv) are hidden unless
+// [GenerateOptions].KeepParameters offers them; [Route].Hidden records
+// each (plumbing.go states the rules).
+//
 // The package holds no mutable package-level state; everything it returns is
 // owned by the caller.
 package openapi
@@ -156,6 +163,24 @@ type Route struct {
 	// Servers lists operation- or path-level server URLs that override the
 	// document's, if any.
 	Servers []string `json:"servers,omitempty"`
+	// Hidden lists the document's parameters that are not arguments:
+	// credentials (the gateway's credential mode supplies them, or nothing
+	// does) and transport knobs (see [GenerateOptions].KeepParameters), so
+	// a reviewer sees what the tool leaves out.
+	Hidden []HiddenParameter `json:"hidden,omitempty"`
+}
+
+// HiddenParameter is a document parameter a tool does not offer.
+type HiddenParameter struct {
+	Name string `json:"name"`
+	In   string `json:"in"`
+	// Reason is "security-scheme" (the parameter is the apiKey of Scheme;
+	// the static credential mode fills it), "credential" (a token, key or
+	// signature parameter the credential mode replaces) or "transport" (a
+	// knob of the API's wire format an agent has no use for).
+	Reason   string `json:"reason"`
+	Scheme   string `json:"scheme,omitempty"`
+	Required bool   `json:"required,omitempty"`
 }
 
 // Argument maps one inputSchema property to its place in the HTTP request.
@@ -288,6 +313,11 @@ type GenerateOptions struct {
 	// MaxInputSchemaBytes bounds an encoded inputSchema the same way (the
 	// root and its properties are always kept). 0 or negative: unbounded.
 	MaxInputSchemaBytes int `json:"maxInputSchemaBytes,omitempty"`
+	// KeepParameters names transport parameters to offer as arguments
+	// after all (case-insensitive; "*" keeps every one): Google's callback,
+	// alt, prettyPrint, quotaUser, userIp and $.xgafv are hidden by
+	// default. Credential parameters are never offered.
+	KeepParameters []string `json:"keepParameters,omitempty"`
 }
 
 // Override changes one operation's tool. Zero fields change nothing.
