@@ -334,7 +334,7 @@ func (g *generator) tool(docPath string, item *openapi3.PathItem, method string,
 		desc = strings.TrimSpace("Deprecated. " + desc)
 	}
 	tool.Description = boundText(desc, g.maxDesc)
-	tool.Annotations = annotations(method, tool.Title, ov)
+	tool.Annotations = annotations(hints(method, docPath, item, op), tool.Title, ov)
 	tool.RedactResponse = slices.Clone(ov.RedactResponse)
 	tool.Task = ov.Task
 	tool.Tags = slices.Clone(op.Tags)
@@ -361,17 +361,10 @@ func (g *generator) name(ov Override, op *openapi3.Operation, method, path strin
 	return strings.ToLower(method)
 }
 
-// annotations: GET/HEAD/OPTIONS/TRACE read-only; DELETE, PUT and PATCH
-// destructive; all but POST and PATCH idempotent; always open-world; then
-// the override's hints.
-func annotations(method, title string, ov Override) Annotations {
-	a := Annotations{
-		Title:           title,
-		ReadOnlyHint:    isReadOnly(method),
-		DestructiveHint: method == http.MethodDelete || method == http.MethodPut || method == http.MethodPatch,
-		IdempotentHint:  method != http.MethodPost && method != http.MethodPatch,
-		OpenWorldHint:   true,
-	}
+// annotations applies the override's hints (x-mcp-annotations, then the
+// options) to the derived ones (hints.go).
+func annotations(a Annotations, title string, ov Override) Annotations {
+	a.Title = title
 	a.ReadOnlyHint = deref(ov.ReadOnlyHint, a.ReadOnlyHint)
 	a.DestructiveHint = deref(ov.DestructiveHint, a.DestructiveHint)
 	a.IdempotentHint = deref(ov.IdempotentHint, a.IdempotentHint)

@@ -906,3 +906,32 @@ func TestCredentialPlumbingIsNotAnArgument(t *testing.T) {
 		t.Errorf("KeepParameters [*]: %v, want %v", got, want)
 	}
 }
+
+// TestHintsBeyondTheMethod: RPC-style reads are read-only, RPC and POST
+// destroyers destructive; text only adds caution; x-mcp-annotations and
+// overrides still win (issue 15 item 7).
+func TestHintsBeyondTheMethod(t *testing.T) {
+	tr := true
+	res := loadGenerate(t, "testdata/hints.yaml", GenerateOptions{Overrides: map[string]Override{"SendMessage": {DestructiveHint: &tr}}})
+	type hint struct{ readOnly, destructive, idempotent bool }
+	want := map[string]hint{
+		"ListQueues":    {readOnly: true, idempotent: true},
+		"DeleteQueue":   {destructive: true},
+		"SendMessage":   {destructive: true}, // the override
+		"BatchGetItem":  {readOnly: true, idempotent: true},
+		"ethGetBalance": {readOnly: true, idempotent: true},
+		"getBlockCount": {readOnly: true, idempotent: true},
+		"DescribeHat":   {readOnly: true, idempotent: true},
+		"rebuildServer": {destructive: true},
+		"removeHook":    {destructive: true},
+		"searchItems":   {},                                 // text never makes a POST read-only
+		"getArchive":    {readOnly: true, idempotent: true}, // nor a read destructive
+		"GetQueueUrl":   {idempotent: true},                 // x-mcp-annotations wins
+	}
+	for name, w := range want {
+		a := findTool(t, res, name).Annotations
+		if got := (hint{a.ReadOnlyHint, a.DestructiveHint, a.IdempotentHint}); got != w {
+			t.Errorf("%s: %+v, want %+v", name, got, w)
+		}
+	}
+}

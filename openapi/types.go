@@ -20,7 +20,10 @@
 //     kept as `$ref`s); argument (property) names are unique and match
 //     `^[A-Za-z0-9_.-]{1,64}$`, and every one has exactly one [Argument] in the
 //     route.
-//   - Annotations are always complete (every hint set explicitly).
+//   - Annotations are always complete (every hint set explicitly): from the
+//     HTTP method, refined by the action verb of RPC-style APIs (AWS JSON,
+//     JSON-RPC, Twirp) and, towards caution only, by text saying a POST
+//     destroys data; x-mcp-annotations and overrides win (hints.go).
 //   - A [Route] is self-contained: a proxy never needs the OpenAPI document.
 //
 // Loading: a JSON (or YAML, converted to JSON) OpenAPI 3.x document is
