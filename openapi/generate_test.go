@@ -935,3 +935,18 @@ func TestHintsBeyondTheMethod(t *testing.T) {
 		}
 	}
 }
+
+func TestDestroysDataText(t *testing.T) {
+	for text, want := range map[string]bool{
+		"Rebuilds a Server from an image, destroying all data on its disk.": true,
+		"Permanently deletes a dialog.":                                     true,
+		"This action is final and cannot be undone.":                        true,
+		"After 30 days, the item is permanently deleted.":                   false, // context, not what the call does
+		"Restore a recently deleted application.":                           false,
+		"Creates a server.":                                                 false,
+	} {
+		if got := destroysData.MatchString(text); got != want {
+			t.Errorf("%q: %t, want %t", text, got, want)
+		}
+	}
+}

@@ -42,7 +42,7 @@ var (
 )
 
 // destroysData matches text saying an operation destroys data.
-var destroysData = regexp.MustCompile(`(?i)\b(destroy(s|ing)?\b.{0,40}\b(data|everything|all)|permanently (delete|remove|erase|destroy)s?|(cannot|can ?not|can't) be (undone|reversed|recovered)|irreversibl[ey]|all data (will be|is) (lost|deleted|erased))`)
+var destroysData = regexp.MustCompile(`(?i)\b(destroy(s|ing)?\b.{0,40}\b(data|everything|all)|permanently (delete|remove|erase|destroy)s?\b|(cannot|can ?not|can't) be (undone|reversed|recovered)|irreversibl[ey]|all data (will be|is) (lost|deleted|erased))`)
 
 // hints computes the annotations of a tool before overrides.
 func hints(method, docPath string, item *openapi3.PathItem, op *openapi3.Operation) Annotations {
