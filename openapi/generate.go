@@ -324,16 +324,13 @@ func (g *generator) tool(docPath string, item *openapi3.PathItem, method string,
 	route.Arguments, input = g.inputSchema(where, cands)
 
 	tool := Tool{Name: g.name(ov, op, method, path), InputSchema: input, OutputSchema: g.outputSchema(where, op), Route: route}
-	tool.Title = oneLine(cmp.Or(ov.Title, op.Summary))
+	tool.Title = oneLine(plainText(cmp.Or(ov.Title, op.Summary)))
 	if tool.Title == "" {
 		tool.Title = humanize(cmp.Or(op.OperationID, tool.Name))
 	}
 	tool.Title = boundText(tool.Title, 200)
-	desc := cmp.Or(ov.Description, strings.TrimSpace(op.Description), strings.TrimSpace(op.Summary))
-	if op.Deprecated {
-		desc = strings.TrimSpace("Deprecated. " + desc)
-	}
-	tool.Description = boundText(desc, g.maxDesc)
+	tool.Description, tool.FullDescription = g.description(ov, op)
+	tool.Meta = map[string]any{OperationMetaKey: OperationMeta{Method: method, Path: docPath, OperationID: op.OperationID}}
 	tool.Annotations = annotations(hints(method, docPath, item, op), tool.Title, ov)
 	tool.RedactResponse = slices.Clone(ov.RedactResponse)
 	tool.Task = ov.Task
@@ -349,11 +346,31 @@ func (g *generator) tool(docPath string, item *openapi3.PathItem, method string,
 	return tool
 }
 
-// name is the tool name before uniqueness: the override, the operationId,
-// or a method_path slug, made tool-name safe.
+// description returns a tool's description (the override as written, or
+// the lead paragraph of the operation's text, HTML turned into Markdown)
+// and, when that is a cut, the full text.
+func (g *generator) description(ov Override, op *openapi3.Operation) (desc, full string) {
+	prefix := ""
+	if op.Deprecated {
+		prefix = "Deprecated. "
+	}
+	if ov.Description != "" {
+		return boundText(prefix+ov.Description, g.maxDesc), ""
+	}
+	full = plainText(strings.TrimSpace(cmp.Or(op.Description, op.Summary)))
+	desc = strings.TrimSpace(prefix + cutAtSentence(leadParagraph(full), g.maxDesc-len(prefix)))
+	if full = strings.TrimSpace(prefix + full); full == desc {
+		full = ""
+	}
+	return desc, full
+}
+
+// name is the tool name before uniqueness: the override, the operationId
+// (a path-slug one made readable), or a method_path slug, made tool-name
+// safe.
 func (g *generator) name(ov Override, op *openapi3.Operation, method, path string) string {
 	slug := strings.ToLower(method) + "_" + path
-	for _, candidate := range []string{ov.Name, op.OperationID, slug} {
+	for _, candidate := range []string{ov.Name, readableName(op.OperationID), slug} {
 		if name := toolName(candidate, g.maxName); name != "" {
 			return name
 		}
@@ -710,7 +727,7 @@ func (g *generator) paramCandidate(p *openapi3.Parameter) argCandidate {
 	if m == nil {
 		m = map[string]any{}
 	}
-	if desc := strings.TrimSpace(p.Description); desc != "" {
+	if desc := plainText(strings.TrimSpace(p.Description)); desc != "" {
 		// The parameter's description replaces its schema's, but not the
 		// note of a pattern the schema could not keep.
 		if schema != nil && schema.Ref == "" && schema.Value != nil && schema.Value.Pattern != "" {

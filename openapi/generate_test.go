@@ -698,9 +698,9 @@ func TestEncodeToolsList(t *testing.T) {
 			keys = append(keys, k)
 		}
 		slices.Sort(keys)
-		want := []string{"annotations", "description", "inputSchema", "name", "title"}
+		want := []string{"_meta", "annotations", "description", "inputSchema", "name", "title"}
 		if res.Tools[i].OutputSchema != nil {
-			want = []string{"annotations", "description", "inputSchema", "name", "outputSchema", "title"}
+			want = []string{"_meta", "annotations", "description", "inputSchema", "name", "outputSchema", "title"}
 		}
 		if res.Tools[i].Description == "" {
 			want = slices.DeleteFunc(want, func(s string) bool { return s == "description" })
@@ -708,6 +708,13 @@ func TestEncodeToolsList(t *testing.T) {
 		if !slices.Equal(keys, want) {
 			t.Errorf("tool %d keys = %v, want %v", i, keys, want)
 		}
+	}
+	var meta struct {
+		Op OperationMeta `json:"io.mcpgate/operation"`
+	}
+	if err := json.Unmarshal(list.Tools[0]["_meta"], &meta); err != nil || meta.Op.Method != res.Tools[0].Route.Method ||
+		meta.Op.Path != cmpOr(res.Tools[0].Route.DocPath, res.Tools[0].Route.Path) || meta.Op.OperationID != res.Tools[0].Route.OperationID {
+		t.Errorf("_meta = %s (%v), want the tool's operation", list.Tools[0]["_meta"], err)
 	}
 	bad := []Tool{{Name: "x", InputSchema: json.RawMessage(`[]`)}}
 	if _, err := EncodeToolsList(bad); err == nil {
@@ -947,6 +954,96 @@ func TestDestroysDataText(t *testing.T) {
 	} {
 		if got := destroysData.MatchString(text); got != want {
 			t.Errorf("%q: %t, want %t", text, got, want)
+		}
+	}
+}
+
+// TestNamesAndText: a path-slug operationId becomes a readable name, HTML
+// becomes Markdown, the description is the lead paragraph (the full text
+// kept apart), and _meta ties the tool to its operation (issue 15 item 8).
+func TestNamesAndText(t *testing.T) {
+	res := loadGenerate(t, "testdata/text.yaml", GenerateOptions{})
+	inc := findTool(t, res, "get_version_incidents_id_format")
+	if inc.Title != "**Get** an incident" {
+		t.Errorf("title = %q", inc.Title)
+	}
+	if want := "Returns one incident, with its `status` and its [timeline](https://example.com/docs/incidents)."; inc.Description != want {
+		t.Errorf("description = %q,\nwant %q", inc.Description, want)
+	}
+	if want := inc.Description + "\n\nIncidents older than a year are archived & may answer 404.\n\n- JSON\n- XML"; inc.FullDescription != want {
+		t.Errorf("full description = %q,\nwant %q", inc.FullDescription, want)
+	}
+	if props, _, _ := inputProps(t, inc); props["id"]["description"] != "Incident ID" {
+		t.Errorf("parameter description = %q", props["id"]["description"])
+	}
+	if !strings.Contains(string(inc.OutputSchema), `"description":"One of *open* or *closed*."`) {
+		t.Errorf("schema description: %s", inc.OutputSchema)
+	}
+	if got := inc.Meta[OperationMetaKey]; got != (OperationMeta{Method: "GET", Path: "/{version}/incidents/{id}.{format}", OperationID: "GET--version-incidents--id---format-"}) {
+		t.Errorf("_meta = %+v", got)
+	}
+	rep := findTool(t, res, "createReport")
+	if rep.Description != "Starts a report over the selected range and returns its id." || !strings.HasPrefix(rep.FullDescription, "## Create a report\n\nStarts") {
+		t.Errorf("lead paragraph = %q, full %q", rep.Description, rep.FullDescription)
+	}
+	plain := findTool(t, res, "getPlain")
+	if plain.Description != "Compares a < b and b > c, no markup." || plain.FullDescription != "" {
+		t.Errorf("plain text changed: %q / %q", plain.Description, plain.FullDescription)
+	}
+	list, err := EncodeToolsList(res.Tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(list), "fullDescription") || strings.Contains(string(list), "archived") {
+		t.Error("tools/list carries the full description")
+	}
+	if !strings.Contains(string(list), `"_meta":{"io.mcpgate/operation":{"method":"GET","operationId":"GET--version-incidents--id---format-","path":"/{version}/incidents/{id}.{format}"}}`) {
+		t.Errorf("tools/list _meta missing: %s", list)
+	}
+}
+
+func TestReadableName(t *testing.T) {
+	for in, want := range map[string]string{
+		"GET--version-incidents--id---format-": "get_version_incidents_id_format",
+		"__private_op__":                       "private_op",
+		"listPets":                             "listPets",
+		"repos/get":                            "repos/get", // made safe later by toolName
+		"list-pets":                            "list-pets",
+	} {
+		if got := readableName(in); got != want {
+			t.Errorf("readableName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestCutAtSentence(t *testing.T) {
+	s := "First sentence here. Second sentence is longer than the bound allows."
+	if got := cutAtSentence(s, 40); got != "First sentence here." {
+		t.Errorf("cut = %q", got)
+	}
+	if got := cutAtSentence("one long sentence without any stop at all in it", 20); got != "one long sentence…" {
+		t.Errorf("cut without a sentence end = %q", got)
+	}
+	if got := cutAtSentence(s, -1); got != s {
+		t.Errorf("unbounded = %q", got)
+	}
+}
+
+func TestPlainText(t *testing.T) {
+	for in, want := range map[string]string{
+		"<p>Incident ID</p>":                                       "Incident ID",
+		"<p>One</p><p>Two &amp; three</p>":                         "One\n\nTwo & three",
+		"Use <b>bold</b>, <i>it</i> and <code>x</code>":            "Use **bold**, *it* and `x`",
+		`See <a href='https://x.test/a?b=1&amp;c=2'>the docs</a>.`: "See [the docs](https://x.test/a?b=1&c=2).",
+		"<ul><li>a</li><li>b</li></ul>":                            "- a\n- b",
+		"<h2>Title</h2><p>Body</p>":                                "**Title**\n\nBody",
+		"Line<br/>break":                                           "Line\nbreak",
+		"<note><p>Careful.</p></note>":                             "Careful.",
+		"x < y and <notatag> stays":                                "x < y and <notatag> stays",
+		"no markup &amp; no change":                                "no markup &amp; no change",
+	} {
+		if got := plainText(in); got != want {
+			t.Errorf("plainText(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

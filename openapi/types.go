@@ -65,6 +65,12 @@
 // gateway's validation (and Ajv's) enforce the keyword, naming the missing
 // field to an agent that skipped it.
 //
+// Text: HTML in summaries and descriptions becomes Markdown; a tool's
+// Description is the lead paragraph of its operation's text (what helps
+// choose it), FullDescription the rest when there is more; operationIds
+// that are path slugs ("GET--version-incidents--id---format-") become
+// readable names; every tool's _meta carries its [OperationMeta] (text.go).
+//
 // Parameters: a credential is never an argument (the apiKey parameter of a
 // security scheme, AWS SigV4 parameters, Google's OAuth token and API key
 // when their description says so), and transport knobs (Google's alt,
@@ -86,7 +92,9 @@ type Tool struct {
 	Name string `json:"name"`
 	// Title is a short human-readable label (summary, or the name).
 	Title string `json:"title,omitempty"`
-	// Description is trimmed and length-bounded.
+	// Description is what helps choose the tool: the lead paragraph of the
+	// operation's description (HTML turned into Markdown), bounded by
+	// [GenerateOptions].MaxDescriptionLength.
 	Description string `json:"description,omitempty"`
 	// InputSchema is a JSON Schema 2020-12 object schema (root type object).
 	InputSchema json.RawMessage `json:"inputSchema"`
@@ -95,6 +103,13 @@ type Tool struct {
 	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 	// Annotations are always complete.
 	Annotations Annotations `json:"annotations"`
+	// Meta is the tool's _meta in tools/list: "io.mcpgate/operation" holds
+	// the [OperationMeta] that ties the tool to its operation.
+	Meta map[string]any `json:"_meta,omitempty"`
+
+	// FullDescription is the whole description when Description is a cut
+	// of it (for discovery's describe). Not part of tools/list.
+	FullDescription string `json:"fullDescription,omitempty"`
 
 	// Route is how a call becomes an HTTP request. Not part of tools/list.
 	Route Route `json:"route"`
@@ -108,6 +123,18 @@ type Tool struct {
 	// Tags are the operation's tags, in document order (for discovery's
 	// search index and for filters). Not part of tools/list.
 	Tags []string `json:"tags,omitempty"`
+}
+
+// OperationMetaKey is the _meta key of a tool's [OperationMeta].
+const OperationMetaKey = "io.mcpgate/operation"
+
+// OperationMeta names the document operation a tool calls: the method,
+// the path key as the document writes it, and the operationId if any.
+type OperationMeta struct {
+	// The fields are in byte order, as a decoded manifest re-encodes them.
+	Method      string `json:"method"`
+	OperationID string `json:"operationId,omitempty"`
+	Path        string `json:"path"`
 }
 
 // Annotations are the MCP tool behaviour hints. Every field is always set:
