@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -164,8 +165,10 @@ func ajvModules(t *testing.T) string {
 	return modules
 }
 
-// TestECMACheckFails proves the Ajv check can fail: a schema with a
-// dialect pattern is reported.
+// TestECMACheckFails proves the Ajv check can fail, wherever the fault is:
+// the root, a $defs entry (checked once per document), a dangling $ref, a
+// keyword value the meta-schema refuses; and that a property named like a
+// data keyword ("default") is still walked as a schema.
 func TestECMACheckFails(t *testing.T) {
 	if testing.Short() {
 		t.Skip("installs Ajv from npm")
@@ -174,11 +177,23 @@ func TestECMACheckFails(t *testing.T) {
 	if c.skip != "" {
 		t.Skip(c.skip)
 	}
-	bad := Tool{Name: "bad", InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"string","pattern":"^\\-\\:$"}}}`)}
-	good := Tool{Name: "good", InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"string","pattern":"^-:$"}}}`)}
-	c.add(t, "doc", []Tool{bad, good})
+	mk := func(name, schema string) Tool { return Tool{Name: name, InputSchema: json.RawMessage(schema)} }
+	tools := []Tool{
+		mk("good", `{"type":"object","properties":{"a":{"type":"string","pattern":"^-:$"},"default":{"$ref":"#/$defs/D"}},"$defs":{"D":{"type":"string","pattern":"^x$"}}}`),
+		mk("badRoot", `{"type":"object","properties":{"a":{"type":"string","pattern":"^\\-\\:$"}}}`),
+		mk("badDef", `{"type":"object","properties":{"a":{"$ref":"#/$defs/E"}},"$defs":{"E":{"type":"string","pattern":"\\A"}}}`),
+		mk("sameBadDef", `{"type":"object","properties":{"b":{"$ref":"#/$defs/E"}},"$defs":{"E":{"type":"string","pattern":"\\A"}}}`),
+		mk("dangling", `{"type":"object","properties":{"default":{"$ref":"#/$defs/Missing"}}}`),
+		mk("metaSchema", `{"type":"object","properties":{"a":{"$ref":"#/$defs/F"}},"$defs":{"F":{"type":"string","minLength":-1}}}`),
+	}
+	c.add(t, "doc", tools)
 	res := c.report(t)
-	if res.Tools != 2 || res.FailedTools != 1 || len(res.Failures) != 1 || !strings.HasSuffix(res.Failures[0].ID, "doc:bad/input") {
-		t.Errorf("check.cjs = %+v, want one failing tool (bad)", res)
+	failed := map[string]bool{}
+	for _, f := range res.Failures {
+		failed[strings.TrimSuffix(strings.TrimPrefix(f.ID, "doc:"), "/input")] = true
+	}
+	want := map[string]bool{"badRoot": true, "badDef": true, "sameBadDef": true, "dangling": true, "metaSchema": true}
+	if res.Tools != len(tools) || res.FailedTools != len(want) || !maps.Equal(failed, want) {
+		t.Errorf("check.cjs = %+v, want failures %v", res, want)
 	}
 }

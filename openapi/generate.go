@@ -63,6 +63,7 @@ type generator struct {
 	methods     map[string]bool
 	namer       *defNamer
 	in, out     *schemaConverter
+	apiKeys     map[apiKeyParam]string // apiKey parameters of the security schemes
 	warnings    []string
 	warned      map[string]bool
 }
@@ -96,6 +97,7 @@ func newGenerator(doc *Document, opts GenerateOptions) (*generator, error) {
 			g.methods[strings.ToUpper(strings.TrimSpace(m))] = true
 		}
 	}
+	g.apiKeys = apiKeyParams(doc.T)
 	g.namer = newDefNamer()
 	g.in = newSchemaConverter(modeInput, g.namer, g.warn)
 	g.out = newSchemaConverter(modeOutput, g.namer, g.warn)
@@ -305,7 +307,8 @@ func (g *generator) tool(docPath string, item *openapi3.PathItem, method string,
 		route.DocPath = docPath
 	}
 
-	cands := g.parameterCandidates(where, path, item, op)
+	cands, hidden := g.parameterCandidates(where, path, item, op)
+	route.Hidden = hidden
 	if op.RequestBody != nil {
 		if rb := op.RequestBody.Value; rb != nil {
 			body, bc := g.bodyCandidates(where, rb)
@@ -321,17 +324,14 @@ func (g *generator) tool(docPath string, item *openapi3.PathItem, method string,
 	route.Arguments, input = g.inputSchema(where, cands)
 
 	tool := Tool{Name: g.name(ov, op, method, path), InputSchema: input, OutputSchema: g.outputSchema(where, op), Route: route}
-	tool.Title = oneLine(cmp.Or(ov.Title, op.Summary))
+	tool.Title = oneLine(plainText(cmp.Or(ov.Title, op.Summary)))
 	if tool.Title == "" {
 		tool.Title = humanize(cmp.Or(op.OperationID, tool.Name))
 	}
 	tool.Title = boundText(tool.Title, 200)
-	desc := cmp.Or(ov.Description, strings.TrimSpace(op.Description), strings.TrimSpace(op.Summary))
-	if op.Deprecated {
-		desc = strings.TrimSpace("Deprecated. " + desc)
-	}
-	tool.Description = boundText(desc, g.maxDesc)
-	tool.Annotations = annotations(method, tool.Title, ov)
+	tool.Description, tool.FullDescription = g.description(ov, op)
+	tool.Meta = map[string]any{OperationMetaKey: OperationMeta{Method: method, Path: docPath, OperationID: op.OperationID}}
+	tool.Annotations = annotations(hints(method, docPath, item, op), tool.Title, ov)
 	tool.RedactResponse = slices.Clone(ov.RedactResponse)
 	tool.Task = ov.Task
 	tool.Tags = slices.Clone(op.Tags)
@@ -346,11 +346,31 @@ func (g *generator) tool(docPath string, item *openapi3.PathItem, method string,
 	return tool
 }
 
-// name is the tool name before uniqueness: the override, the operationId,
-// or a method_path slug, made tool-name safe.
+// description returns a tool's description (the override as written, or
+// the lead paragraph of the operation's text, HTML turned into Markdown)
+// and, when that is a cut, the full text.
+func (g *generator) description(ov Override, op *openapi3.Operation) (desc, full string) {
+	prefix := ""
+	if op.Deprecated {
+		prefix = "Deprecated. "
+	}
+	if ov.Description != "" {
+		return boundText(prefix+ov.Description, g.maxDesc), ""
+	}
+	full = plainText(strings.TrimSpace(cmp.Or(op.Description, op.Summary)))
+	desc = strings.TrimSpace(prefix + cutAtSentence(leadParagraph(full), g.maxDesc-len(prefix)))
+	if full = strings.TrimSpace(prefix + full); full == desc {
+		full = ""
+	}
+	return desc, full
+}
+
+// name is the tool name before uniqueness: the override, the operationId
+// (a path-slug one made readable), or a method_path slug, made tool-name
+// safe.
 func (g *generator) name(ov Override, op *openapi3.Operation, method, path string) string {
 	slug := strings.ToLower(method) + "_" + path
-	for _, candidate := range []string{ov.Name, op.OperationID, slug} {
+	for _, candidate := range []string{ov.Name, readableName(op.OperationID), slug} {
 		if name := toolName(candidate, g.maxName); name != "" {
 			return name
 		}
@@ -358,17 +378,10 @@ func (g *generator) name(ov Override, op *openapi3.Operation, method, path strin
 	return strings.ToLower(method)
 }
 
-// annotations: GET/HEAD/OPTIONS/TRACE read-only; DELETE, PUT and PATCH
-// destructive; all but POST and PATCH idempotent; always open-world; then
-// the override's hints.
-func annotations(method, title string, ov Override) Annotations {
-	a := Annotations{
-		Title:           title,
-		ReadOnlyHint:    isReadOnly(method),
-		DestructiveHint: method == http.MethodDelete || method == http.MethodPut || method == http.MethodPatch,
-		IdempotentHint:  method != http.MethodPost && method != http.MethodPatch,
-		OpenWorldHint:   true,
-	}
+// annotations applies the override's hints (x-mcp-annotations, then the
+// options) to the derived ones (hints.go).
+func annotations(a Annotations, title string, ov Override) Annotations {
+	a.Title = title
 	a.ReadOnlyHint = deref(ov.ReadOnlyHint, a.ReadOnlyHint)
 	a.DestructiveHint = deref(ov.DestructiveHint, a.DestructiveHint)
 	a.IdempotentHint = deref(ov.IdempotentHint, a.IdempotentHint)
@@ -416,8 +429,9 @@ func servers(item *openapi3.PathItem, op *openapi3.Operation) []string {
 
 // parameterCandidates returns the path, query, header and cookie arguments
 // (in that order): path-item parameters overridden by operation ones (same
-// name and location), path parameters checked against the template.
-func (g *generator) parameterCandidates(where, path string, item *openapi3.PathItem, op *openapi3.Operation) []argCandidate {
+// name and location), path parameters checked against the template, and
+// the parameters that are plumbing rather than arguments (plumbing.go).
+func (g *generator) parameterCandidates(where, path string, item *openapi3.PathItem, op *openapi3.Operation) ([]argCandidate, []HiddenParameter) {
 	type key struct{ name, in string }
 	var params []*openapi3.Parameter
 	index := map[key]int{}
@@ -445,6 +459,7 @@ func (g *generator) parameterCandidates(where, path string, item *openapi3.PathI
 		}
 	}
 	var cands []argCandidate
+	var hidden []HiddenParameter
 	templ := templateParams(path)
 	declaredPath := map[string]bool{}
 	for _, loc := range []string{"path", "query", "header", "cookie"} {
@@ -460,6 +475,10 @@ func (g *generator) parameterCandidates(where, path string, item *openapi3.PathI
 				declaredPath[p.Name] = true
 			}
 			if loc == "header" && ReservedHeader(p.Name) {
+				continue
+			}
+			if h, ok := g.hiddenParameter(p); ok && loc != "path" {
+				hidden = append(hidden, h)
 				continue
 			}
 			cands = append(cands, g.paramCandidate(p))
@@ -478,7 +497,7 @@ func (g *generator) parameterCandidates(where, path string, item *openapi3.PathI
 			}
 		}
 	}
-	return cands
+	return cands, hidden
 }
 
 // inputSchema names the arguments and builds the inputSchema. Names: the
@@ -708,7 +727,7 @@ func (g *generator) paramCandidate(p *openapi3.Parameter) argCandidate {
 	if m == nil {
 		m = map[string]any{}
 	}
-	if desc := strings.TrimSpace(p.Description); desc != "" {
+	if desc := plainText(strings.TrimSpace(p.Description)); desc != "" {
 		// The parameter's description replaces its schema's, but not the
 		// note of a pattern the schema could not keep.
 		if schema != nil && schema.Ref == "" && schema.Value != nil && schema.Value.Pattern != "" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -697,9 +698,9 @@ func TestEncodeToolsList(t *testing.T) {
 			keys = append(keys, k)
 		}
 		slices.Sort(keys)
-		want := []string{"annotations", "description", "inputSchema", "name", "title"}
+		want := []string{"_meta", "annotations", "description", "inputSchema", "name", "title"}
 		if res.Tools[i].OutputSchema != nil {
-			want = []string{"annotations", "description", "inputSchema", "name", "outputSchema", "title"}
+			want = []string{"_meta", "annotations", "description", "inputSchema", "name", "outputSchema", "title"}
 		}
 		if res.Tools[i].Description == "" {
 			want = slices.DeleteFunc(want, func(s string) bool { return s == "description" })
@@ -707,6 +708,13 @@ func TestEncodeToolsList(t *testing.T) {
 		if !slices.Equal(keys, want) {
 			t.Errorf("tool %d keys = %v, want %v", i, keys, want)
 		}
+	}
+	var meta struct {
+		Op OperationMeta `json:"io.mcpgate/operation"`
+	}
+	if err := json.Unmarshal(list.Tools[0]["_meta"], &meta); err != nil || meta.Op.Method != res.Tools[0].Route.Method ||
+		meta.Op.Path != cmpOr(res.Tools[0].Route.DocPath, res.Tools[0].Route.Path) || meta.Op.OperationID != res.Tools[0].Route.OperationID {
+		t.Errorf("_meta = %s (%v), want the tool's operation", list.Tools[0]["_meta"], err)
 	}
 	bad := []Tool{{Name: "x", InputSchema: json.RawMessage(`[]`)}}
 	if _, err := EncodeToolsList(bad); err == nil {
@@ -847,5 +855,195 @@ func TestReservedHeadersAreNotArguments(t *testing.T) {
 	}
 	if ReservedHeader("X-Api-Key") {
 		t.Error("X-Api-Key is an ordinary header")
+	}
+}
+
+// TestCredentialPlumbingIsNotAnArgument: credentials (a security scheme's
+// apiKey, AWS SigV4, Google's OAuth token and API key) are never offered,
+// transport knobs only on request, and each hidden parameter is recorded
+// in the route; the same names stay arguments where they are real ones.
+func TestCredentialPlumbingIsNotAnArgument(t *testing.T) {
+	args := func(tool *Tool) []string {
+		var names []string
+		for _, a := range tool.Route.Arguments {
+			names = append(names, a.Name)
+		}
+		return names
+	}
+	hidden := func(tool *Tool) map[string]string {
+		m := map[string]string{}
+		for _, h := range tool.Route.Hidden {
+			m[h.Name] = h.Reason + "/" + h.Scheme
+		}
+		return m
+	}
+	res := loadGenerate(t, "testdata/plumbing.yaml", GenerateOptions{})
+	videos := findTool(t, res, "listVideos")
+	if got, want := args(videos), []string{"fields", "part", "uploadType"}; !slices.Equal(got, want) {
+		t.Errorf("listVideos arguments = %v, want %v", got, want)
+	}
+	wantHidden := map[string]string{
+		"$.xgafv": "transport/", "access_token": "credential/", "alt": "transport/", "callback": "transport/",
+		"key": "credential/", "oauth_token": "credential/", "prettyPrint": "transport/", "quotaUser": "transport/",
+		"x-api-key": "security-scheme/ApiKeyHeader", "sid": "security-scheme/SessionCookie",
+	}
+	if got := hidden(videos); !maps.Equal(got, wantHidden) {
+		t.Errorf("listVideos hidden = %v,\nwant %v", got, wantHidden)
+	}
+	if len(videos.Route.Security) != 1 || videos.Route.Security[0]["ApiKeyHeader"] == nil {
+		t.Errorf("security = %v: the static credential mode needs the scheme", videos.Route.Security)
+	}
+	s3 := findTool(t, res, "GetObject")
+	if got, want := args(s3), []string{"Bucket", "Key", "x-amz-request-payer"}; !slices.Equal(got, want) {
+		t.Errorf("GetObject arguments = %v, want %v", got, want)
+	}
+	if len(s3.Route.Hidden) != 7 {
+		t.Errorf("GetObject hidden = %v, want the 7 SigV4 parameters", s3.Route.Hidden)
+	}
+	if got, want := args(findTool(t, res, "revokeToken")), []string{"access_token", "callback", "key"}; !slices.Equal(got, want) {
+		t.Errorf("revokeToken arguments = %v, want %v (real arguments kept)", got, want)
+	}
+	// Transport knobs come back on request; credentials never do.
+	some := findTool(t, loadGenerate(t, "testdata/plumbing.yaml", GenerateOptions{KeepParameters: []string{"ALT", "callback"}}), "listVideos")
+	if got, want := args(some), []string{"alt", "callback", "fields", "part", "uploadType"}; !slices.Equal(got, want) {
+		t.Errorf("KeepParameters [ALT callback]: %v, want %v", got, want)
+	}
+	all := findTool(t, loadGenerate(t, "testdata/plumbing.yaml", GenerateOptions{KeepParameters: []string{"*", "key", "access_token"}}), "listVideos")
+	if got, want := args(all), []string{".xgafv", "alt", "callback", "fields", "part", "prettyPrint", "quotaUser", "uploadType"}; !slices.Equal(got, want) {
+		t.Errorf("KeepParameters [*]: %v, want %v", got, want)
+	}
+}
+
+// TestHintsBeyondTheMethod: RPC-style reads are read-only, RPC and POST
+// destroyers destructive; text only adds caution; x-mcp-annotations and
+// overrides still win (issue 15 item 7).
+func TestHintsBeyondTheMethod(t *testing.T) {
+	tr := true
+	res := loadGenerate(t, "testdata/hints.yaml", GenerateOptions{Overrides: map[string]Override{"SendMessage": {DestructiveHint: &tr}}})
+	type hint struct{ readOnly, destructive, idempotent bool }
+	want := map[string]hint{
+		"ListQueues":    {readOnly: true, idempotent: true},
+		"DeleteQueue":   {destructive: true},
+		"SendMessage":   {destructive: true}, // the override
+		"BatchGetItem":  {readOnly: true, idempotent: true},
+		"ethGetBalance": {readOnly: true, idempotent: true},
+		"getBlockCount": {readOnly: true, idempotent: true},
+		"DescribeHat":   {readOnly: true, idempotent: true},
+		"rebuildServer": {destructive: true},
+		"removeHook":    {destructive: true},
+		"searchItems":   {},                                 // text never makes a POST read-only
+		"getArchive":    {readOnly: true, idempotent: true}, // nor a read destructive
+		"GetQueueUrl":   {idempotent: true},                 // x-mcp-annotations wins
+	}
+	for name, w := range want {
+		a := findTool(t, res, name).Annotations
+		if got := (hint{a.ReadOnlyHint, a.DestructiveHint, a.IdempotentHint}); got != w {
+			t.Errorf("%s: %+v, want %+v", name, got, w)
+		}
+	}
+}
+
+func TestDestroysDataText(t *testing.T) {
+	for text, want := range map[string]bool{
+		"Rebuilds a Server from an image, destroying all data on its disk.": true,
+		"Permanently deletes a dialog.":                                     true,
+		"This action is final and cannot be undone.":                        true,
+		"After 30 days, the item is permanently deleted.":                   false, // context, not what the call does
+		"Restore a recently deleted application.":                           false,
+		"Creates a server.":                                                 false,
+	} {
+		if got := destroysData.MatchString(text); got != want {
+			t.Errorf("%q: %t, want %t", text, got, want)
+		}
+	}
+}
+
+// TestNamesAndText: a path-slug operationId becomes a readable name, HTML
+// becomes Markdown, the description is the lead paragraph (the full text
+// kept apart), and _meta ties the tool to its operation (issue 15 item 8).
+func TestNamesAndText(t *testing.T) {
+	res := loadGenerate(t, "testdata/text.yaml", GenerateOptions{})
+	inc := findTool(t, res, "get_version_incidents_id_format")
+	if inc.Title != "**Get** an incident" {
+		t.Errorf("title = %q", inc.Title)
+	}
+	if want := "Returns one incident, with its `status` and its [timeline](https://example.com/docs/incidents)."; inc.Description != want {
+		t.Errorf("description = %q,\nwant %q", inc.Description, want)
+	}
+	if want := inc.Description + "\n\nIncidents older than a year are archived & may answer 404.\n\n- JSON\n- XML"; inc.FullDescription != want {
+		t.Errorf("full description = %q,\nwant %q", inc.FullDescription, want)
+	}
+	if props, _, _ := inputProps(t, inc); props["id"]["description"] != "Incident ID" {
+		t.Errorf("parameter description = %q", props["id"]["description"])
+	}
+	if !strings.Contains(string(inc.OutputSchema), `"description":"One of *open* or *closed*."`) {
+		t.Errorf("schema description: %s", inc.OutputSchema)
+	}
+	if got := inc.Meta[OperationMetaKey]; got != (OperationMeta{Method: "GET", Path: "/{version}/incidents/{id}.{format}", OperationID: "GET--version-incidents--id---format-"}) {
+		t.Errorf("_meta = %+v", got)
+	}
+	rep := findTool(t, res, "createReport")
+	if rep.Description != "Starts a report over the selected range and returns its id." || !strings.HasPrefix(rep.FullDescription, "## Create a report\n\nStarts") {
+		t.Errorf("lead paragraph = %q, full %q", rep.Description, rep.FullDescription)
+	}
+	plain := findTool(t, res, "getPlain")
+	if plain.Description != "Compares a < b and b > c, no markup." || plain.FullDescription != "" {
+		t.Errorf("plain text changed: %q / %q", plain.Description, plain.FullDescription)
+	}
+	list, err := EncodeToolsList(res.Tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(list), "fullDescription") || strings.Contains(string(list), "archived") {
+		t.Error("tools/list carries the full description")
+	}
+	if !strings.Contains(string(list), `"_meta":{"io.mcpgate/operation":{"method":"GET","operationId":"GET--version-incidents--id---format-","path":"/{version}/incidents/{id}.{format}"}}`) {
+		t.Errorf("tools/list _meta missing: %s", list)
+	}
+}
+
+func TestReadableName(t *testing.T) {
+	for in, want := range map[string]string{
+		"GET--version-incidents--id---format-": "get_version_incidents_id_format",
+		"__private_op__":                       "private_op",
+		"listPets":                             "listPets",
+		"repos/get":                            "repos/get", // made safe later by toolName
+		"list-pets":                            "list-pets",
+	} {
+		if got := readableName(in); got != want {
+			t.Errorf("readableName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestCutAtSentence(t *testing.T) {
+	s := "First sentence here. Second sentence is longer than the bound allows."
+	if got := cutAtSentence(s, 40); got != "First sentence here." {
+		t.Errorf("cut = %q", got)
+	}
+	if got := cutAtSentence("one long sentence without any stop at all in it", 20); got != "one long sentence…" {
+		t.Errorf("cut without a sentence end = %q", got)
+	}
+	if got := cutAtSentence(s, -1); got != s {
+		t.Errorf("unbounded = %q", got)
+	}
+}
+
+func TestPlainText(t *testing.T) {
+	for in, want := range map[string]string{
+		"<p>Incident ID</p>":                                       "Incident ID",
+		"<p>One</p><p>Two &amp; three</p>":                         "One\n\nTwo & three",
+		"Use <b>bold</b>, <i>it</i> and <code>x</code>":            "Use **bold**, *it* and `x`",
+		`See <a href='https://x.test/a?b=1&amp;c=2'>the docs</a>.`: "See [the docs](https://x.test/a?b=1&c=2).",
+		"<ul><li>a</li><li>b</li></ul>":                            "- a\n- b",
+		"<h2>Title</h2><p>Body</p>":                                "**Title**\n\nBody",
+		"Line<br/>break":                                           "Line\nbreak",
+		"<note><p>Careful.</p></note>":                             "Careful.",
+		"x < y and <notatag> stays":                                "x < y and <notatag> stays",
+		"no markup &amp; no change":                                "no markup &amp; no change",
+	} {
+		if got := plainText(in); got != want {
+			t.Errorf("plainText(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

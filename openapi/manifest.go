@@ -79,8 +79,8 @@ func DecodeManifest(data []byte) (*Manifest, error) {
 }
 
 // EncodeToolsList returns exactly a tools/list result, {"tools":[...]}
-// (name, title, description, inputSchema, outputSchema, annotations per
-// tool), compact, deterministic, with a final newline. The schemas are
+// (name, title, description, inputSchema, outputSchema, annotations and
+// _meta per tool), compact, deterministic, with a final newline. The schemas are
 // copied as they are: they must be compact JSON, as [Generate] and
 // [DecodeManifest] make them.
 func EncodeToolsList(tools []Tool) ([]byte, error) {
@@ -119,6 +119,14 @@ func EncodeToolsList(tools []Tool) ([]byte, error) {
 		}
 		buf = append(buf, `,"annotations":`...)
 		buf = append(buf, ann...)
+		if len(t.Meta) > 0 {
+			meta, err := marshalNoEscape(t.Meta)
+			if err != nil {
+				return nil, fmt.Errorf("openapi: encoding tools/list: tool %s: _meta: %w", t.Name, err)
+			}
+			buf = append(buf, `,"_meta":`...)
+			buf = append(buf, meta...)
+		}
 		buf = append(buf, '}')
 	}
 	buf = append(buf, "]}\n"...)

@@ -228,7 +228,8 @@ func FuzzPortablePattern(f *testing.F) {
 }
 
 // schemaPatterns collects every pattern and patternProperties key of a
-// schema.
+// schema (keywords holding data are skipped; maps of named subschemas are
+// walked whatever their names).
 func schemaPatterns(v any, out *[]string) {
 	switch x := v.(type) {
 	case map[string]any:
@@ -245,6 +246,12 @@ func schemaPatterns(v any, out *[]string) {
 					}
 				}
 			case "enum", "const", "default", "examples":
+				continue
+			}
+			if named, ok := e.(map[string]any); ok && (k == "properties" || k == "patternProperties" || k == "$defs" || k == "dependentSchemas") {
+				for _, sub := range named {
+					schemaPatterns(sub, out)
+				}
 				continue
 			}
 			schemaPatterns(e, out)

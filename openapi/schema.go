@@ -249,7 +249,7 @@ func (c *schemaConverter) convert(s *openapi3.Schema, d deps) any {
 		m["title"] = strings.TrimSpace(s.Title)
 	}
 	if desc := strings.TrimSpace(s.Description); desc != "" {
-		m["description"] = desc
+		m["description"] = plainText(desc)
 	}
 	if s.Format != "" {
 		m["format"] = s.Format

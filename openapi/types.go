@@ -20,7 +20,10 @@
 //     kept as `$ref`s); argument (property) names are unique and match
 //     `^[A-Za-z0-9_.-]{1,64}$`, and every one has exactly one [Argument] in the
 //     route.
-//   - Annotations are always complete (every hint set explicitly).
+//   - Annotations are always complete (every hint set explicitly): from the
+//     HTTP method, refined by the action verb of RPC-style APIs (AWS JSON,
+//     JSON-RPC, Twirp) and, towards caution only, by text saying a POST
+//     destroys data; x-mcp-annotations and overrides win (hints.go).
 //   - A [Route] is self-contained: a proxy never needs the OpenAPI document.
 //
 // Loading: a JSON (or YAML, converted to JSON) OpenAPI 3.x document is
@@ -62,6 +65,19 @@
 // gateway's validation (and Ajv's) enforce the keyword, naming the missing
 // field to an agent that skipped it.
 //
+// Text: HTML in summaries and descriptions becomes Markdown; a tool's
+// Description is the lead paragraph of its operation's text (what helps
+// choose it), FullDescription the rest when there is more; operationIds
+// that are path slugs ("GET--version-incidents--id---format-") become
+// readable names; every tool's _meta carries its [OperationMeta] (text.go).
+//
+// Parameters: a credential is never an argument (the apiKey parameter of a
+// security scheme, AWS SigV4 parameters, Google's OAuth token and API key
+// when their description says so), and transport knobs (Google's alt,
+// callback, prettyPrint, quotaUser, userIp, $.xgafv) are hidden unless
+// [GenerateOptions].KeepParameters offers them; [Route].Hidden records
+// each (plumbing.go states the rules).
+//
 // The package holds no mutable package-level state; everything it returns is
 // owned by the caller.
 package openapi
@@ -76,7 +92,9 @@ type Tool struct {
 	Name string `json:"name"`
 	// Title is a short human-readable label (summary, or the name).
 	Title string `json:"title,omitempty"`
-	// Description is trimmed and length-bounded.
+	// Description is what helps choose the tool: the lead paragraph of the
+	// operation's description (HTML turned into Markdown), bounded by
+	// [GenerateOptions].MaxDescriptionLength.
 	Description string `json:"description,omitempty"`
 	// InputSchema is a JSON Schema 2020-12 object schema (root type object).
 	InputSchema json.RawMessage `json:"inputSchema"`
@@ -85,6 +103,13 @@ type Tool struct {
 	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 	// Annotations are always complete.
 	Annotations Annotations `json:"annotations"`
+	// Meta is the tool's _meta in tools/list: "io.mcpgate/operation" holds
+	// the [OperationMeta] that ties the tool to its operation.
+	Meta map[string]any `json:"_meta,omitempty"`
+
+	// FullDescription is the whole description when Description is a cut
+	// of it (for discovery's describe). Not part of tools/list.
+	FullDescription string `json:"fullDescription,omitempty"`
 
 	// Route is how a call becomes an HTTP request. Not part of tools/list.
 	Route Route `json:"route"`
@@ -98,6 +123,18 @@ type Tool struct {
 	// Tags are the operation's tags, in document order (for discovery's
 	// search index and for filters). Not part of tools/list.
 	Tags []string `json:"tags,omitempty"`
+}
+
+// OperationMetaKey is the _meta key of a tool's [OperationMeta].
+const OperationMetaKey = "io.mcpgate/operation"
+
+// OperationMeta names the document operation a tool calls: the method,
+// the path key as the document writes it, and the operationId if any.
+type OperationMeta struct {
+	// The fields are in byte order, as a decoded manifest re-encodes them.
+	Method      string `json:"method"`
+	OperationID string `json:"operationId,omitempty"`
+	Path        string `json:"path"`
 }
 
 // Annotations are the MCP tool behaviour hints. Every field is always set:
@@ -156,6 +193,24 @@ type Route struct {
 	// Servers lists operation- or path-level server URLs that override the
 	// document's, if any.
 	Servers []string `json:"servers,omitempty"`
+	// Hidden lists the document's parameters that are not arguments:
+	// credentials (the gateway's credential mode supplies them, or nothing
+	// does) and transport knobs (see [GenerateOptions].KeepParameters), so
+	// a reviewer sees what the tool leaves out.
+	Hidden []HiddenParameter `json:"hidden,omitempty"`
+}
+
+// HiddenParameter is a document parameter a tool does not offer.
+type HiddenParameter struct {
+	Name string `json:"name"`
+	In   string `json:"in"`
+	// Reason is "security-scheme" (the parameter is the apiKey of Scheme;
+	// the static credential mode fills it), "credential" (a token, key or
+	// signature parameter the credential mode replaces) or "transport" (a
+	// knob of the API's wire format an agent has no use for).
+	Reason   string `json:"reason"`
+	Scheme   string `json:"scheme,omitempty"`
+	Required bool   `json:"required,omitempty"`
 }
 
 // Argument maps one inputSchema property to its place in the HTTP request.
@@ -288,6 +343,11 @@ type GenerateOptions struct {
 	// MaxInputSchemaBytes bounds an encoded inputSchema the same way (the
 	// root and its properties are always kept). 0 or negative: unbounded.
 	MaxInputSchemaBytes int `json:"maxInputSchemaBytes,omitempty"`
+	// KeepParameters names transport parameters to offer as arguments
+	// after all (case-insensitive; "*" keeps every one): Google's callback,
+	// alt, prettyPrint, quotaUser, userIp and $.xgafv are hidden by
+	// default. Credential parameters are never offered.
+	KeepParameters []string `json:"keepParameters,omitempty"`
 }
 
 // Override changes one operation's tool. Zero fields change nothing. The

@@ -163,3 +163,47 @@ func TestGeneratedRoutes(t *testing.T) {
 	}
 	wantError(t, call(t, p, eps["gallery"], `{"photos":[{"content":"aGVsbG8="},{"content":"not base64!"}]}`), "/photos/1/content", "base64")
 }
+
+// TestHiddenCredentialParameterIsFilledByStaticMode: the generator hides a
+// parameter that is a security scheme's apiKey; the static credential mode
+// still sends it, and an agent cannot set it.
+func TestHiddenCredentialParameterIsFilledByStaticMode(t *testing.T) {
+	const src = `
+openapi: 3.0.3
+info: {title: keys, version: "1"}
+security: [{key: []}]
+components:
+  securitySchemes:
+    key: {type: apiKey, in: query, name: api_key}
+paths:
+  /things:
+    get:
+      operationId: listThings
+      parameters:
+        - {name: api_key, in: query, required: true, schema: {type: string}}
+        - {name: q, in: query, schema: {type: string}}
+      responses: {"200": {description: ok}}
+`
+	doc, err := openapi.Parse(context.Background(), []byte(src), "keys.yaml", openapi.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen, err := openapi.Generate(doc, openapi.GenerateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool := &gen.Tools[0]
+	if len(tool.Route.Arguments) != 1 || tool.Route.Arguments[0].Name != "q" || len(tool.Route.Hidden) != 1 {
+		t.Fatalf("arguments %+v, hidden %+v", tool.Route.Arguments, tool.Route.Hidden)
+	}
+	static, err := Static(gen.SecuritySchemes, map[string]string{"key": "SECRET"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := newRecorder(t, nil)
+	p := newProxy(t, rec.srv.URL, func(c *Config) { c.Auth = static })
+	wantOK(t, call(t, p, endpoint(t, p, tool), `{"q":"x","api_key":"forged"}`))
+	if q, _ := url.ParseQuery(rec.last(t).RawQuery); q.Get("api_key") != "SECRET" || len(q["api_key"]) != 1 || q.Get("q") != "x" {
+		t.Errorf("query %v", q)
+	}
+}
