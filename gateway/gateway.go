@@ -325,13 +325,15 @@ func (g *Gateway) instructions() string {
 func (g *Gateway) Handler() http.Handler {
 	mux := http.NewServeMux()
 	l := g.cfg.Limits
-	mcpHandler := g.metrics.instrument(mcp.NewHTTPHandler(g.server, &mcp.HTTPOptions{
+	// The tracer continues a trace context of the HTTP headers (a request
+	// whose _meta names none is then its child); off, it adds nothing.
+	mcpHandler := g.ops.tracer.Handler(g.metrics.instrument(mcp.NewHTTPHandler(g.server, &mcp.HTTPOptions{
 		AllowedHosts: g.cfg.AllowedHosts, AllowedOrigins: g.cfg.AllowedOrigins,
 		Legacy: mcp.LegacyOptions{Disable: g.cfg.DisableLegacy, IdleTimeout: l.SessionIdle,
 			Sessions: mcp.Limits{Total: l.Sessions, PerAddress: l.SessionsPerAddress, PerCaller: l.SessionsPerCaller}},
 		ListenStreams:  mcp.Limits{Total: l.Streams, PerAddress: l.StreamsPerAddress, PerCaller: l.StreamsPerCaller},
 		TrustedProxies: g.trustedProxies,
-	}), g.knownMethod)
+	}), g.knownMethod))
 	if g.oauth != nil {
 		h, err := g.oauth.wrap(mux, g.cfg.Path, mcpHandler)
 		if err != nil {
