@@ -71,12 +71,17 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (*Gateway, error)
 	if err != nil {
 		return nil, err
 	}
-	g := &Gateway{cfg: cfg, logger: logger, taskCreds: newCredentialVault(), metrics: newMetrics(), served: map[string]*servedTool{}}
+	g := newGateway(cfg, logger)
 	if err := g.build(ctx); err != nil {
 		g.Close()
 		return nil, err
 	}
 	return g, nil
+}
+
+// newGateway is a Gateway not yet built, its settings already checked.
+func newGateway(cfg Config, logger *slog.Logger) *Gateway {
+	return &Gateway{cfg: cfg, logger: logger, taskCreds: newCredentialVault(), metrics: newMetrics(), served: map[string]*servedTool{}}
 }
 
 // build does New's work on a Gateway that Close can release at any point.
