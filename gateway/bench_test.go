@@ -11,12 +11,12 @@ import (
 // BenchmarkToolCallHTTP is a full tools/call of getPet through the gateway:
 // MCP client → gateway (HTTP) → demo upstream (HTTP) and back.
 func BenchmarkToolCallHTTP(b *testing.B) {
-	b.Run("unchecked", func(b *testing.B) { benchToolCall(b, false) })
-	b.Run("checked", func(b *testing.B) { benchToolCall(b, true) })
+	b.Run("unchecked", func(b *testing.B) { benchToolCall(b, newDemoB(b, false)) })
+	b.Run("checked", func(b *testing.B) { benchToolCall(b, newDemoB(b, true)) })
 }
 
-func benchToolCall(b *testing.B, checkOutput bool) {
-	g := newDemoB(b, checkOutput)
+// benchToolCall measures getPet's tools/call through g, over HTTP.
+func benchToolCall(b *testing.B, g *Gateway) {
 	ts := httptest.NewServer(g.Handler())
 	defer ts.Close()
 	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"getPet","arguments":{"petId":1},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
