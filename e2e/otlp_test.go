@@ -254,21 +254,25 @@ func TestTracingHeaders(t *testing.T) {
 	}
 }
 
-// TestTracingDisabled: OTEL_SDK_DISABLED=true wins over the endpoint:
-// calls succeed, no trace context goes upstream, nothing is exported (the
-// gateway flushes its spans when it stops, so stopping it first makes the
-// check final).
+// TestTracingDisabled: OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none
+// wins over the endpoint and --tracing: calls succeed, no trace context
+// goes upstream, nothing is exported (the gateway flushes its spans when
+// it stops, so stopping it first makes the check final).
 func TestTracingDisabled(t *testing.T) {
-	sink, rec := newOTLPSink(t), newRecorder(t)
-	g := startRecorded(t, rec, otlpEnv(sink, "OTEL_SDK_DISABLED=true"), "--tracing")
-	cs := connectHTTP(t, g.URL, connectOptions{Bearer: clientBearer})
-	wantOK(t, "getItem", call(t, cs, "getItem", map[string]any{"id": "t3"}))
-	if tp := rec.last(t, "/items/").Header.Get("Traceparent"); tp != "" {
-		t.Errorf("tracing off, yet the upstream received traceparent %q", tp)
-	}
-	g.stop(t)
-	if exports, spans, _ := sink.received(); exports != 0 || spans != 0 {
-		t.Fatalf("tracing off, yet the receiver got %d exports (%d spans)", exports, spans)
+	for _, off := range []string{"OTEL_SDK_DISABLED=true", "OTEL_TRACES_EXPORTER=none"} {
+		t.Run(off, func(t *testing.T) {
+			sink, rec := newOTLPSink(t), newRecorder(t)
+			g := startRecorded(t, rec, otlpEnv(sink, off), "--tracing")
+			cs := connectHTTP(t, g.URL, connectOptions{Bearer: clientBearer})
+			wantOK(t, "getItem", call(t, cs, "getItem", map[string]any{"id": "t3"}))
+			if tp := rec.last(t, "/items/").Header.Get("Traceparent"); tp != "" {
+				t.Errorf("tracing off, yet the upstream received traceparent %q", tp)
+			}
+			g.stop(t)
+			if exports, spans, _ := sink.received(); exports != 0 || spans != 0 {
+				t.Fatalf("tracing off, yet the receiver got %d exports (%d spans)", exports, spans)
+			}
+		})
 	}
 }
 
