@@ -62,6 +62,9 @@ type Token struct {
 	// ExpiresAt is the exp claim (zero when an introspection answer had
 	// none).
 	ExpiresAt time.Time
+	// Claims are all the token's claims (a JWT's payload, an introspection
+	// answer), for rules that read them; read-only.
+	Claims map[string]any
 
 	raw string
 }
@@ -77,6 +80,7 @@ func (t *Token) Principal() mcp.Principal {
 		Subject:    t.Subject,
 		Tenant:     t.Tenant,
 		Scopes:     slices.Clone(t.Scopes),
+		Claims:     t.Claims,
 		Credential: mcp.NewSecret(t.raw),
 	}
 }

@@ -345,7 +345,7 @@ func (v *Validator) fill(t *Token, claims map[string]any) error {
 	if sub == "" {
 		return fmt.Errorf("%w: no subject", ErrInvalidToken)
 	}
-	t.Subject = sub
+	t.Subject, t.Claims = sub, claims
 	var scopes []string
 	for _, name := range v.scopeClaims {
 		s, ok := parseScopeClaim(claims[name])

@@ -36,6 +36,9 @@ func TestValidTokenEachAlgorithm(t *testing.T) {
 			if p.Subject != want.Subject || p.Tenant != want.Tenant || !slices.Equal(p.Scopes, want.Scopes) || p.Credential != want.Credential {
 				t.Fatalf("principal = %+v, want %+v", p, want)
 			}
+			if p.Claims["sub"] != "user-42" || p.Claims["iss"] != is.issuer { // for policy's caller.claims
+				t.Fatalf("principal claims = %v", p.Claims)
+			}
 			tok, err := v.ValidateToken(t.Context(), raw)
 			if err != nil {
 				t.Fatal(err)

@@ -109,6 +109,12 @@ func (u *slowUpstream) started() int {
 // rpc is one raw 2026-07-28 request to a gateway.
 func rpc(t *testing.T, url, method, name string, params map[string]any) (result map[string]any, rpcErr map[string]any) {
 	t.Helper()
+	return rpcAs(t, url, "cluster-user", method, name, params)
+}
+
+// rpcAs is rpc with the caller's bearer token.
+func rpcAs(t *testing.T, url, bearer, method, name string, params map[string]any) (result map[string]any, rpcErr map[string]any) {
+	t.Helper()
 	if params == nil {
 		params = map[string]any{}
 	}
@@ -124,7 +130,7 @@ func rpc(t *testing.T, url, method, name string, params map[string]any) (result 
 	if name != "" {
 		req.Header.Set("Mcp-Name", name)
 	}
-	req.Header.Set("Authorization", "Bearer cluster-user")
+	req.Header.Set("Authorization", "Bearer "+bearer)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatalf("%s: %v", method, err)

@@ -11,18 +11,24 @@ import (
 // BenchmarkToolCallHTTP is a full tools/call of getPet through the gateway:
 // MCP client → gateway (HTTP) → demo upstream (HTTP) and back.
 func BenchmarkToolCallHTTP(b *testing.B) {
-	b.Run("unchecked", func(b *testing.B) { benchToolCall(b, false) })
-	b.Run("checked", func(b *testing.B) { benchToolCall(b, true) })
+	b.Run("unchecked", func(b *testing.B) { benchToolCall(b, newDemoB(b, false)) })
+	b.Run("checked", func(b *testing.B) { benchToolCall(b, newDemoB(b, true)) })
 }
 
-func benchToolCall(b *testing.B, checkOutput bool) {
-	g := newDemoB(b, checkOutput)
+// benchToolCall measures getPet's tools/call through g, over HTTP.
+func benchToolCall(b *testing.B, g *Gateway) {
 	ts := httptest.NewServer(g.Handler())
 	defer ts.Close()
 	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"getPet","arguments":{"petId":1},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	b.ReportAllocs()
+	cpu := processCPU()
 	b.ResetTimer()
+	defer func() {
+		if used := processCPU() - cpu; used > 0 {
+			b.ReportMetric(float64(used.Nanoseconds())/float64(b.N), "cpu-ns/op")
+		}
+	}()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			req, _ := http.NewRequest(http.MethodPost, ts.URL+"/mcp", bytes.NewReader(body))

@@ -88,12 +88,17 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (*Gateway, error)
 	if err != nil {
 		return nil, err
 	}
-	g := &Gateway{cfg: cfg, logger: logger, taskCreds: newCredentialVault(), metrics: newMetrics(), oldCats: map[string]*catalog{}, rejected: map[string]bool{}}
+	g := newGateway(cfg, logger)
 	if err := g.build(ctx); err != nil {
 		g.Close()
 		return nil, err
 	}
 	return g, nil
+}
+
+// newGateway is a Gateway not yet built, its settings already checked.
+func newGateway(cfg Config, logger *slog.Logger) *Gateway {
+	return &Gateway{cfg: cfg, logger: logger, taskCreds: newCredentialVault(), metrics: newMetrics(), oldCats: map[string]*catalog{}, rejected: map[string]bool{}}
 }
 
 // build does New's work on a Gateway that Close can release at any point.
@@ -369,14 +374,16 @@ func instructions(apis []*api) string {
 func (g *Gateway) Handler() http.Handler {
 	mux := http.NewServeMux()
 	l := g.cfg.Limits
-	mcpHandler := g.metrics.instrument(mcp.NewHTTPHandler(g.server, &mcp.HTTPOptions{
+	// The tracer continues a trace context of the HTTP headers (a request
+	// whose _meta names none is then its child); off, it adds nothing.
+	mcpHandler := g.ops.tracer.Handler(g.metrics.instrument(mcp.NewHTTPHandler(g.server, &mcp.HTTPOptions{
 		AllowedHosts: g.cfg.AllowedHosts, AllowedOrigins: g.cfg.AllowedOrigins,
 		Legacy: mcp.LegacyOptions{Disable: g.cfg.DisableLegacy, IdleTimeout: l.SessionIdle,
 			Sessions: mcp.Limits{Total: l.Sessions, PerAddress: l.SessionsPerAddress, PerCaller: l.SessionsPerCaller}},
 		ListenStreams:  mcp.Limits{Total: l.Streams, PerAddress: l.StreamsPerAddress, PerCaller: l.StreamsPerCaller},
 		HostRejected:   g.hostRejected,
 		TrustedProxies: g.trustedProxies,
-	}), g.knownMethod)
+	}), g.knownMethod))
 	if g.oauth != nil {
 		h, err := g.oauth.wrap(mux, g.cfg.Path, mcpHandler)
 		if err != nil {

@@ -7,6 +7,8 @@ import (
 	"os"
 	"time"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
 	"github.com/mcpgate/mcpgate/audit"
 	"github.com/mcpgate/mcpgate/policy"
 	"github.com/mcpgate/mcpgate/quota"
@@ -22,6 +24,9 @@ type ops struct {
 	policy *policy.Policy
 	quota  *quota.Limiter
 	sweep  func(context.Context, time.Time) (int, error) // the shared quota bank's sweep, when there is one
+
+	// exporter, set before build, replaces the OTLP exporter (benchmarks).
+	exporter sdktrace.SpanExporter
 }
 
 // setupOps builds what the settings turn on.
@@ -31,7 +36,8 @@ func (g *Gateway) setupOps(ctx context.Context) error {
 		replica, _ = os.Hostname()
 	}
 	var err error
-	if g.ops.tracer, err = telemetry.New(ctx, telemetry.Config{Tracing: g.cfg.Tracing, ServiceVersion: Version(), Replica: replica}); err != nil {
+	if g.ops.tracer, err = telemetry.New(ctx, telemetry.Config{Tracing: g.cfg.Tracing, ServiceVersion: Version(), Replica: replica,
+		Exporter: g.ops.exporter}); err != nil {
 		return fmt.Errorf("tracing: %w", err)
 	}
 	if len(g.cfg.Policy) > 0 {

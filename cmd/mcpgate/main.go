@@ -33,6 +33,7 @@ type cli struct {
 	Stdio      stdioCmd   `cmd:"" help:"Serve the same over stdio, for desktop clients that start the server as a subprocess."`
 	Tools      toolsCmd   `cmd:"" help:"Generate MCP tools (a tools/list result or a manifest) from an OpenAPI document."`
 	Check      checkCmd   `cmd:"" help:"Compare an OpenAPI document with a committed manifest (CI drift gate)."`
+	Audit      auditCmd   `cmd:"" help:"List the audit records serve kept (--audit-sink store or file:PATH), newest first, filtered."`
 	VersionCmd versionCmd `cmd:"" name:"version" help:"Print the version."`
 }
 
@@ -129,7 +130,7 @@ func newParser(ctx context.Context, io streams, file *settings.File) (*kong.Kong
 		kong.Exit(func(code int) { panic(exited{code}) }),
 		kong.DefaultEnvars(strings.TrimSuffix(gateway.EnvPrefix, "_")),
 		kong.NamedMapper("yaml", settings.Mapper{}),
-		kong.Vars{"version": "mcpgate " + gateway.Version()},
+		kong.Vars{"version": "mcpgate " + gateway.Version(), "outcomes": outcomesVar()},
 		kong.BindTo(ctx, (*context.Context)(nil)),
 		kong.Bind(io),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: true}),
