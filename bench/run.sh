@@ -46,7 +46,10 @@ cleanup() {
 trap cleanup EXIT INT TERM
 
 echo "building into $BIN ..." >&2
-(cd "$ROOT" && go build -o "$BIN/" ./bench/upstream ./bench/revproxy ./bench/gosdk ./bench/mcpgo ./cmd/mcpgate-bench)
+# The comparison servers are the nested module bench/ (their MCP libraries stay
+# out of mcpgate's go.mod); the harness is part of mcpgate itself.
+(cd "$ROOT/bench" && go build -o "$BIN/" ./upstream ./revproxy ./gosdk ./mcpgo)
+(cd "$ROOT" && go build -o "$BIN/" ./cmd/mcpgate-bench)
 
 port_busy() { curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$1/" ; }
 
