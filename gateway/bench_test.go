@@ -2,17 +2,28 @@ package gateway
 
 import (
 	"bytes"
+	"encoding/base64"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/mcpgate/mcpgate/mrtr"
 )
 
 // BenchmarkToolCallHTTP is a full tools/call of getPet through the gateway:
-// MCP client → gateway (HTTP) → demo upstream (HTTP) and back.
+// MCP client → gateway (HTTP) → demo upstream (HTTP) and back, all in this
+// process (the allocations counted are the client's, the gateway's and the
+// upstream's). unchecked and checked (--check-output) log every call at
+// info; quiet is unchecked with the log at warn, as bench/run.sh runs it.
 func BenchmarkToolCallHTTP(b *testing.B) {
 	b.Run("unchecked", func(b *testing.B) { benchToolCall(b, newDemoB(b, false)) })
 	b.Run("checked", func(b *testing.B) { benchToolCall(b, newDemoB(b, true)) })
+	b.Run("quiet", func(b *testing.B) {
+		quiet := slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		benchToolCall(b, newDemoLoggerB(b, false, quiet))
+	})
 }
 
 // benchToolCall measures getPet's tools/call through g, over HTTP.
@@ -51,10 +62,31 @@ func benchToolCall(b *testing.B, g *Gateway) {
 }
 
 func newDemoB(b *testing.B, checkOutput bool) *Gateway {
-	g, err := New(b.Context(), Config{Demo: true, Store: "memory", CheckOutput: checkOutput}, discardLogger())
+	return newDemoLoggerB(b, checkOutput, discardLogger())
+}
+
+func newDemoLoggerB(b *testing.B, checkOutput bool, logger *slog.Logger) *Gateway {
+	g, err := New(b.Context(), Config{Demo: true, Store: "memory", CheckOutput: checkOutput}, logger)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { g.Close() })
 	return g
+}
+
+// BenchmarkCallerIDs is the per-call work on a bearer token: its subject
+// (every request that carries one) and its log name (every logged call).
+func BenchmarkCallerIDs(b *testing.B) {
+	r, err := mrtr.ParseKeyRing("k1:" + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte("a"), 32)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	c, err := newCallerIDs(r)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		c.logName(c.principal("demo-token").Subject)
+	}
 }

@@ -2,9 +2,6 @@ package gateway
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
 	"log/slog"
 	"net/http"
 	"time"
@@ -31,9 +28,14 @@ type toolCall struct {
 	caller       *policy.Caller // built once per request, for policy and quotas
 }
 
+// toolCallKey holds the note of a call the observer did not see (see
+// enter); the observer's own note travels in its observation.
 type toolCallKey struct{}
 
 func callOf(ctx context.Context) *toolCall {
+	if ob, _ := ctx.Value(observedKey{}).(*observed); ob != nil && ob.call != nil {
+		return ob.call
+	}
 	c, _ := ctx.Value(toolCallKey{}).(*toolCall)
 	return c
 }
@@ -41,9 +43,12 @@ func callOf(ctx context.Context) *toolCall {
 // observer is the gateway's mcp.Observer.
 type observer struct{ g *Gateway }
 
+// observed is one request under observation; for a tools/call, call points
+// at note, allocated with it.
 type observed struct {
 	span telemetry.Span
 	call *toolCall
+	note toolCall
 }
 
 type observedKey struct{}
@@ -65,8 +70,8 @@ func (o observer) Begin(ctx context.Context, r *mcp.RequestInfo) context.Context
 		Meta:  telemetry.Meta{Traceparent: r.Trace.TraceParent, Tracestate: r.Trace.TraceState, Baggage: r.Trace.Baggage},
 	})
 	if r.Method == "tools/call" {
-		ob.call = &toolCall{tool: r.Name}
-		ctx = context.WithValue(ctx, toolCallKey{}, ob.call)
+		ob.note.tool = r.Name
+		ob.call = &ob.note
 	}
 	return context.WithValue(ctx, observedKey{}, ob)
 }
@@ -117,10 +122,12 @@ func (g *Gateway) endToolCall(ctx context.Context, c *toolCall, r *mcp.RequestIn
 	}
 	g.metrics.toolCall(label, outcome, out.Duration)
 	p := mcp.PrincipalFrom(ctx)
-	g.logger.LogAttrs(ctx, slog.LevelInfo, "tool call",
-		slog.String("tool", c.tool), slog.String("api", c.api), slog.String("outcome", outcome),
-		slog.Int("upstream_status", c.status), slog.Duration("duration", out.Duration.Round(time.Microsecond)),
-		slog.String("caller", g.callerHash(p.Subject)))
+	if g.logger.Enabled(ctx, slog.LevelInfo) { // else the caller's name need not be hashed
+		g.logger.LogAttrs(ctx, slog.LevelInfo, "tool call",
+			slog.String("tool", c.tool), slog.String("api", c.api), slog.String("outcome", outcome),
+			slog.Int("upstream_status", c.status), slog.Duration("duration", out.Duration.Round(time.Microsecond)),
+			slog.String("caller", g.callers.logName(p.Subject)))
+	}
 	if g.ops.audit == nil {
 		return
 	}
@@ -152,15 +159,4 @@ func (t statusRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		c.entry.Upstream(resp.StatusCode)
 	}
 	return resp, err
-}
-
-// callerHash names a caller in logs without naming it: a short keyed hash
-// of its subject, the same on every replica that shares the key ring.
-func (g *Gateway) callerHash(subject string) string {
-	if subject == "" {
-		return "anonymous"
-	}
-	mac := hmac.New(sha256.New, g.callers.key)
-	mac.Write([]byte("log\x00" + subject))
-	return base64.RawURLEncoding.EncodeToString(mac.Sum(nil)[:9])
 }
