@@ -1,17 +1,20 @@
-// The authorization server of the connect package's tests: oidc-provider
-// (the certified Node OpenID provider) with its development login and
-// consent pages, introspection and revocation. It listens on a free
-// loopback port and prints one JSON line, {"issuer": "http://127.0.0.1:PORT"},
-// once it is ready; it stops when its standard input closes (the test
-// process ended).
+// The authorization server of the tests that need a real one (package
+// internal/oidctest): oidc-provider (the certified Node OpenID provider)
+// with its development login and consent pages, introspection and
+// revocation. It listens on a free loopback port and prints one JSON line,
+// {"issuer": "http://127.0.0.1:PORT"}, once it is ready; it stops when its
+// standard input closes (the test process ended).
 //
 // Clients come from the OIDC_CLIENTS environment variable (a JSON array of
 // client metadata). Every client with the refresh_token grant type gets
 // refresh tokens, which rotate; PKCE (S256) is required of every client.
+// OIDC_ACCESS_TOKEN_TTL (seconds, default 3600) is the lifetime of access
+// tokens, short for the tests that watch a token expire.
 import http from 'node:http';
 import Provider from 'oidc-provider';
 
 const clients = JSON.parse(process.env.OIDC_CLIENTS || '[]');
+const accessTokenTTL = Number(process.env.OIDC_ACCESS_TOKEN_TTL || 3600);
 
 const server = http.createServer();
 server.listen(0, '127.0.0.1', () => {
@@ -29,7 +32,7 @@ server.listen(0, '127.0.0.1', () => {
     issueRefreshToken: async (ctx, client) => client.grantTypeAllowed('refresh_token'),
     rotateRefreshToken: true,
     ttl: {
-      AccessToken: 3600,
+      AccessToken: accessTokenTTL,
       AuthorizationCode: 60,
       Grant: 86400,
       Interaction: 600,
