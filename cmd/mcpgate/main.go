@@ -33,6 +33,7 @@ type cli struct {
 	Stdio      stdioCmd   `cmd:"" help:"Serve the same over stdio, for desktop clients that start the server as a subprocess."`
 	Tools      toolsCmd   `cmd:"" help:"Generate MCP tools (a tools/list result or a manifest) from an OpenAPI document."`
 	Check      checkCmd   `cmd:"" help:"Compare an OpenAPI document with a committed manifest (CI drift gate)."`
+	Grants     grantsCmd  `cmd:"" help:"List or revoke the users' own OAuth grants to the APIs (credentials mode oauth)."`
 	VersionCmd versionCmd `cmd:"" name:"version" help:"Print the version."`
 }
 
