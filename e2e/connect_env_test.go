@@ -339,13 +339,15 @@ func (u *user) setDecline(v bool) {
 }
 
 // client connects the user's MCP client (the go-sdk) to url, as the caller
-// bearer, declaring the elicitation capability caps.
+// bearer, declaring the elicitation capability caps (nil: no elicitation
+// at all).
 func (u *user) client(t *testing.T, url, bearer string, caps *sdk.ElicitationCapabilities) *sdk.ClientSession {
 	t.Helper()
-	return connectHTTP(t, url, connectOptions{Bearer: bearer, Client: &sdk.ClientOptions{
-		Capabilities:       &sdk.ClientCapabilities{Elicitation: caps},
-		ElicitationHandler: u.handle,
-	}})
+	opts := &sdk.ClientOptions{Capabilities: &sdk.ClientCapabilities{Elicitation: caps}}
+	if caps != nil {
+		opts.ElicitationHandler = u.handle
+	}
+	return connectHTTP(t, url, connectOptions{Bearer: bearer, Client: opts})
 }
 
 // urlMode is the elicitation capability of a client that opens links.

@@ -1,9 +1,18 @@
 package e2e
 
 import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/oauth2"
+
+	"github.com/mcpgate/mcpgate/internal/oidctest"
 )
 
 // The users' own accounts at an API (credentials mode oauth, package
@@ -115,5 +124,203 @@ func TestConnectFlow(t *testing.T) {
 		if s.Token == "alice-mcp-token" {
 			t.Fatal("the caller's MCP bearer reached the upstream")
 		}
+	}
+}
+
+// urlCaps are the capabilities of a raw client that opens links.
+var urlCaps = map[string]any{"elicitation": map[string]any{"url": map[string]any{}}}
+
+// askLink calls listPets as bearer from a client with URL-mode elicitation
+// and returns the connect link and code it is asked to complete.
+func askLink(t *testing.T, url, bearer string) (link, code string) {
+	t.Helper()
+	res, e := rpcAs(t, url, bearer, urlCaps, "tools/call", "listPets", map[string]any{"name": "listPets", "arguments": map[string]any{}})
+	in, _ := res["inputRequests"].(map[string]any)
+	connect, _ := in["connect"].(map[string]any)
+	params, _ := connect["params"].(map[string]any)
+	link, _ = params["url"].(string)
+	msg, _ := params["message"].(string)
+	if e != nil || res["resultType"] != "input_required" || params["mode"] != "url" || link == "" || !connectCode.MatchString(msg) {
+		t.Fatalf("listPets as %s: want a URL elicitation with a code, got %v %v", bearer, res, e)
+	}
+	return link, connectCode.FindString(msg)
+}
+
+// TestConnectRefused: the callbacks and browsers that must not get a grant
+// through the binary: a forged or replayed state, a link completed by
+// someone without its code, a callback taken in another caller's browser,
+// a code issued to another client. Each is refused and nothing is stored,
+// as `mcpgate grants list` shows.
+func TestConnectRefused(t *testing.T) {
+	api, g, cfg := startConnectGateway(t, 0, "")
+	callback := g.Base + "/connect/api/callback"
+	noGrants := func(t *testing.T) {
+		t.Helper()
+		if rows := listGrants(t, api.Env, cfg); len(rows) != 0 {
+			t.Fatalf("grants stored: %+v", rows)
+		}
+	}
+	// untilCallback completes link in b as login and stops at the redirect
+	// into the gateway's callback, which it returns.
+	untilCallback := func(t *testing.T, b *oidctest.Browser, link, code, login string) string {
+		t.Helper()
+		b.StopAt = atCallback
+		defer func() { b.StopAt = nil }()
+		stop := completeConnect(t, b, link, code, login)
+		if stop.Status != http.StatusSeeOther || !strings.HasPrefix(stop.Location, callback+"?") {
+			t.Fatalf("want the redirect to the callback, got HTTP %d %q: %s", stop.Status, stop.Location, stop.Body)
+		}
+		return stop.Location
+	}
+
+	t.Run("forged state", func(t *testing.T) {
+		b := oidctest.NewBrowser()
+		forged := callback + "?code=abc&state=AAAAAAAAAAAAAAAAAAAAAA"
+		if p := b.Get(t, forged); p.Status != http.StatusBadRequest {
+			t.Errorf("forged state: HTTP %d: %s", p.Status, p.Body)
+		}
+		// A flow cookie the gateway did not seal does not open either.
+		b.SetCookies(g.Base, []*http.Cookie{{Name: "mcpgate-connect-AAAAAAAAAAAAAAAAAAAAAA", Value: "AQJrMQ" + strings.Repeat("A", 60), Path: "/"}})
+		if p := b.Get(t, forged); p.Status != http.StatusBadRequest {
+			t.Errorf("forged cookie: HTTP %d: %s", p.Status, p.Body)
+		}
+		noGrants(t)
+	})
+
+	t.Run("replayed state", func(t *testing.T) {
+		link, code := askLink(t, g.URL, "dave-token")
+		b := oidctest.NewBrowser()
+		cb := untilCallback(t, b, link, code, "dave")
+		cookies := b.Cookies(g.Base)
+		if p := b.Get(t, cb); !connected(p) {
+			t.Fatalf("first callback: HTTP %d: %s", p.Status, p.Body)
+		}
+		rows := listGrants(t, api.Env, cfg)
+		if len(rows) != 1 {
+			t.Fatalf("grants after dave's callback: %+v", rows)
+		}
+		grantsCLI(t, api.Env, "revoke", "--config", cfg, "--api", "api", "--subject", rows[0].Subject)
+		// The same callback again, its flow cookie put back.
+		b.SetCookies(g.Base, cookies)
+		if p := b.Get(t, cb); p.Status == http.StatusOK || !strings.Contains(p.Body, "already completed") {
+			t.Fatalf("replayed callback: HTTP %d: %s", p.Status, p.Body)
+		}
+		// And the link itself is spent.
+		if p := connectPage(t, oidctest.NewBrowser(), link, code); p.Status != http.StatusForbidden || !strings.Contains(p.Body, "already used") {
+			t.Errorf("reused link: HTTP %d: %s", p.Status, p.Body)
+		}
+		noGrants(t)
+	})
+
+	t.Run("link completed by someone else", func(t *testing.T) {
+		link, code := askLink(t, g.URL, "erin-token")
+		// Mallory got the link, not the code the client showed erin.
+		if p := connectPage(t, oidctest.NewBrowser(), link, "AAAA-AAAA"); p.Status != http.StatusForbidden {
+			t.Fatalf("wrong code: HTTP %d: %s", p.Status, p.Body)
+		}
+		// One attempt per link: now even erin's right code is refused.
+		if p := connectPage(t, oidctest.NewBrowser(), link, code); p.Status != http.StatusForbidden {
+			t.Fatalf("the right code after a wrong one: HTTP %d: %s", p.Status, p.Body)
+		}
+		noGrants(t)
+	})
+
+	t.Run("callback in another caller's browser", func(t *testing.T) {
+		link, code := askLink(t, g.URL, "erin-token")
+		erin := oidctest.NewBrowser()
+		erinCallback := untilCallback(t, erin, link, code, "erin")
+		// Mallory's browser, with a flow of her own under way, gets erin's callback.
+		mlink, mcode := askLink(t, g.URL, "mallory-token")
+		mallory := oidctest.NewBrowser()
+		untilCallback(t, mallory, mlink, mcode, "mallory")
+		if p := mallory.Get(t, erinCallback); p.Status != http.StatusBadRequest {
+			t.Fatalf("erin's callback in mallory's browser: HTTP %d: %s", p.Status, p.Body)
+		}
+		noGrants(t)
+		// Erin's own browser still completes it, for erin alone.
+		if p := erin.Get(t, erinCallback); !connected(p) {
+			t.Fatalf("erin's callback in erin's browser: HTTP %d: %s", p.Status, p.Body)
+		}
+		res, e := rpcAs(t, g.URL, "erin-token", urlCaps, "tools/call", "listPets", map[string]any{"name": "listPets", "arguments": map[string]any{}})
+		if e != nil || res["resultType"] != "complete" || res["isError"] == true || !strings.Contains(fmt.Sprint(res["content"]), `"owner":"erin"`) {
+			t.Fatalf("erin's call after connecting: %v %v", res, e)
+		}
+		askLink(t, g.URL, "mallory-token") // mallory still has nothing
+		rows := listGrants(t, api.Env, cfg)
+		if len(rows) != 1 {
+			t.Fatalf("grants %+v, want erin's alone", rows)
+		}
+		grantsCLI(t, api.Env, "revoke", "--config", cfg, "--api", "api", "--subject", rows[0].Subject)
+	})
+
+	t.Run("code for another client", func(t *testing.T) {
+		link, code := askLink(t, g.URL, "frank-token")
+		b := oidctest.NewBrowser()
+		cb, _ := url.Parse(untilCallback(t, b, link, code, "frank"))
+		// The same user authorizes another client of the same server, whose
+		// redirect URI is the gateway's too; its code replaces the gateway's.
+		b.StopAt = atCallback
+		verifier := strings.Repeat("v", 43)
+		other := b.Authorize(t, b.Get(t, api.AS.AuthURL()+"?"+url.Values{
+			"client_id": {api.Other.ID}, "response_type": {"code"}, "scope": {"openid"}, "state": {"x"},
+			"redirect_uri": {api.Other.RedirectURIs[0]}, "code_challenge_method": {"S256"}, "code_challenge": {oauth2.S256ChallengeFromVerifier(verifier)},
+		}.Encode()), "frank")
+		b.StopAt = nil
+		oc, _ := url.Parse(other.Location)
+		if oc.Query().Get("code") == "" {
+			t.Fatalf("no code for the other client: HTTP %d %q %s", other.Status, other.Location, other.Body)
+		}
+		q := cb.Query()
+		q.Set("code", oc.Query().Get("code"))
+		cb.RawQuery = q.Encode()
+		if p := b.Get(t, cb.String()); p.Status == http.StatusOK || !strings.Contains(p.Body, "did not accept the authorization") {
+			t.Fatalf("another client's code: HTTP %d: %s", p.Status, p.Body)
+		}
+		noGrants(t)
+	})
+
+	noGrants(t)
+	if calls := api.Up.requests(""); len(calls) != 1 || calls[0].Sub != "erin" {
+		t.Errorf("the upstream saw %+v, want erin's one call", calls)
+	}
+}
+
+// connectLink is a connect link in a tool error's text.
+var connectLink = regexp.MustCompile(`http://127\.0\.0\.1:\d+/connect/api\?s=[A-Za-z0-9_-]+`)
+
+// TestConnectWithoutURLElicitation: a client that cannot open links (form
+// elicitation only, or none) gets a tool error naming the gateway's connect
+// link and code; completing that link in a browser connects the account,
+// and the next call goes through.
+func TestConnectWithoutURLElicitation(t *testing.T) {
+	api, g, _ := startConnectGateway(t, 0, "")
+	hank := newUser(t, "hank")
+	for _, tc := range []struct {
+		name string
+		caps *sdk.ElicitationCapabilities
+	}{
+		{"form elicitation only", &sdk.ElicitationCapabilities{Form: &sdk.FormElicitationCapabilities{}}},
+		{"no elicitation", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cs := hank.client(t, g.URL, "hank-token-"+strings.ReplaceAll(tc.name, " ", "-"), tc.caps)
+			res := call(t, cs, "listPets", nil)
+			wantError(t, "listPets", res, "Pet Store", "no URL-mode elicitation", "Open "+g.Base+"/connect/api?s=")
+			link, code := connectLink.FindString(text(res)), connectCode.FindString(text(res))
+			if link == "" || code == "" || len(hank.questions()) != 0 {
+				t.Fatalf("want a link and a code in the error, and no elicitation; got %q %q, %d elicitations", link, code, len(hank.questions()))
+			}
+			if p := completeConnect(t, oidctest.NewBrowser(), link, code, "hank"); !connected(p) {
+				t.Fatalf("the link of the error: HTTP %d: %s", p.Status, p.Body)
+			}
+			res = call(t, cs, "listPets", nil)
+			wantOK(t, "listPets after connecting", res)
+			if !strings.Contains(text(res), `"owner":"hank"`) {
+				t.Fatalf("listPets after connecting: %s", text(res))
+			}
+		})
+	}
+	if n := len(api.Up.requests("/pets")); n != 2 {
+		t.Errorf("the upstream was called %d times, want 2 (once per client, after connecting)", n)
 	}
 }
