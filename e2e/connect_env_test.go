@@ -293,6 +293,10 @@ type user struct {
 	pages   []oidctest.Page
 	decline bool
 	t       testing.TB
+	// beforeCallback, when set, runs when the browser is about to follow
+	// the authorization server's redirect into the gateway's callback
+	// (a test points the balancer at another replica there).
+	beforeCallback func()
 }
 
 func newUser(t testing.TB, login string) *user {
@@ -307,7 +311,15 @@ func (u *user) handle(_ context.Context, req *sdk.ElicitRequest) (*sdk.ElicitRes
 	if req.Params.Mode != "url" || u.decline {
 		return &sdk.ElicitResult{Action: "decline"}, nil
 	}
+	if u.beforeCallback != nil {
+		u.b.StopAt = atCallback
+	}
 	p := completeConnect(u.t, u.b, req.Params.URL, connectCode.FindString(req.Params.Message), u.login)
+	if u.beforeCallback != nil && p.Status == http.StatusSeeOther {
+		u.b.StopAt = nil
+		u.beforeCallback()
+		p = u.b.Get(u.t, p.Location)
+	}
 	u.pages = append(u.pages, p)
 	if !connected(p) {
 		return &sdk.ElicitResult{Action: "decline"}, nil

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -323,4 +325,140 @@ func TestConnectWithoutURLElicitation(t *testing.T) {
 	if n := len(api.Up.requests("/pets")); n != 2 {
 		t.Errorf("the upstream was called %d times, want 2 (once per client, after connecting)", n)
 	}
+}
+
+// TestConnectAcrossReplicasSQLite and TestConnectAcrossReplicasPostgres:
+// two gateway processes on one store behind a balancer (connect.base_url is
+// the balancer's). The flow starts on one (the call, the connect page),
+// the callback lands on the other, and the caller calls on either; once
+// the token is due, one replica refreshes it and the other uses the
+// refreshed token it finds in the store.
+func TestConnectAcrossReplicasSQLite(t *testing.T) {
+	testConnectAcrossReplicas(t, "sqlite:"+filepath.Join(t.TempDir(), "mcpgate.db"))
+}
+
+func TestConnectAcrossReplicasPostgres(t *testing.T) {
+	dsn, _, _ := clusterDSN(t)
+	testConnectAcrossReplicas(t, dsn)
+}
+
+func testConnectAcrossReplicas(t *testing.T, store string) {
+	lb := newBalancer(t)
+	api := newConnectAPI(t, lb.URL, 6*time.Second)
+	cfg := api.config(t, lb.URL, store, "")
+	a := startGateway(t, api.Env, "--config", cfg)
+	b := startGateway(t, api.Env, "--config", cfg)
+	lb.to("A", a)
+	alice := newUser(t, "alice")
+	alice.beforeCallback = func() { lb.to("B", b) }
+
+	onA := alice.client(t, a.URL, "alice-mcp-token", urlMode)
+	wantOK(t, "listPets on A", call(t, onA, "listPets", nil))
+	if !connected(alice.lastPage()) {
+		t.Fatalf("the browser did not end on the connected page: HTTP %d: %s", alice.lastPage().Status, alice.lastPage().Body)
+	}
+	page, confirm, cb := lb.servedBy("GET", "/connect/api"), lb.servedBy("POST", "/connect/api"), lb.servedBy("GET", "/connect/api/callback")
+	if !slices.Equal(page, []string{"A"}) || !slices.Equal(confirm, []string{"A"}) || !slices.Equal(cb, []string{"B"}) {
+		t.Fatalf("connect page on %v, confirmed on %v, callback on %v; want A, A, B", page, confirm, cb)
+	}
+	onB := alice.client(t, b.URL, "alice-mcp-token", urlMode)
+	wantOK(t, "listPets on B", call(t, onB, "listPets", nil))
+	calls := api.Up.requests("/pets")
+	if len(calls) != 2 || calls[0].Token != calls[1].Token || calls[1].Sub != "alice" || len(alice.questions()) != 1 {
+		t.Fatalf("the upstream saw %+v and the user was asked %d times; want alice's one token twice, asked once", calls, len(alice.questions()))
+	}
+
+	rows := listGrants(t, api.Env, cfg)
+	if len(rows) != 1 {
+		t.Fatalf("grants: %+v", rows)
+	}
+	time.Sleep(time.Until(rows[0].Expiry.Add(-time.Second + 50*time.Millisecond)))
+	wantOK(t, "listPets on B once due", call(t, onB, "listPets", nil))
+	wantOK(t, "listPets on A after B's refresh", call(t, onA, "listPets", nil))
+	calls = api.Up.requests("/pets")
+	if len(calls) != 4 || calls[2].Token == calls[0].Token || calls[3].Token != calls[2].Token || !calls[3].Active || calls[3].Sub != "alice" {
+		t.Fatalf("after expiry the upstream saw %+v; want one refreshed token of alice on both replicas", calls[2:])
+	}
+	if len(alice.questions()) != 1 {
+		t.Fatalf("the user was asked %d times, want once", len(alice.questions()))
+	}
+}
+
+// TestConnectTaskFailoverSQLite and TestConnectTaskFailoverPostgres: task
+// tools of an oauth API. The task tool itself asks the caller to connect
+// before any task exists; the worker calls with the user's grant. Replica
+// A (one worker) runs a report the API accepted (polling its Location)
+// while a second waits in its queue; A is killed with SIGKILL and replica
+// B takes both over: every request after the kill is the user's too, and
+// both reports complete, each started once.
+func TestConnectTaskFailoverSQLite(t *testing.T) {
+	testConnectTaskFailover(t, "sqlite:"+filepath.Join(t.TempDir(), "mcpgate.db"))
+}
+
+func TestConnectTaskFailoverPostgres(t *testing.T) {
+	dsn, _, _ := clusterDSN(t)
+	testConnectTaskFailover(t, dsn)
+}
+
+func testConnectTaskFailover(t *testing.T, store string) {
+	lb := newBalancer(t)
+	api := newConnectAPI(t, lb.URL, 0)
+	cfg := api.config(t, lb.URL, store, "task_lease: 2s\ntask_concurrency: 1\n")
+	a := startGateway(t, api.Env, "--config", cfg)
+	b := startGateway(t, api.Env, "--config", cfg)
+	lb.to("A", a)
+	caps := map[string]any{"elicitation": map[string]any{"url": map[string]any{}}, "extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}}
+	args := map[string]any{"name": "createReport", "arguments": map[string]any{"kind": "r1"}}
+
+	res, e := rpcAs(t, a.URL, "cluster-user", caps, "tools/call", "createReport", args)
+	in, _ := res["inputRequests"].(map[string]any)
+	params, _ := in["connect"].(map[string]any)["params"].(map[string]any)
+	if e != nil || res["resultType"] != "input_required" || params == nil {
+		t.Fatalf("createReport without a grant: want a connect round, got %v %v", res, e)
+	}
+	link, _ := params["url"].(string)
+	msg, _ := params["message"].(string)
+	if p := completeConnect(t, oidctest.NewBrowser(), link, connectCode.FindString(msg), "alice"); !connected(p) {
+		t.Fatalf("connect: HTTP %d: %s", p.Status, p.Body)
+	}
+	args["requestState"] = res["requestState"]
+	args["inputResponses"] = map[string]any{"connect": map[string]any{"action": "accept"}}
+	res, e = rpcAs(t, a.URL, "cluster-user", caps, "tools/call", "createReport", args)
+	if e != nil || res["resultType"] != "task" {
+		t.Fatalf("createReport after connecting: want a task, got %v %v", res, e)
+	}
+	ids := []string{res["taskId"].(string), startTask(t, a.URL, "createReport", map[string]any{"kind": "r2"})}
+	select {
+	case <-api.Up.Reports.firstPoll(1):
+	case <-time.After(20 * time.Second):
+		t.Fatalf("report r1 was never polled\n%s", a.Log.String())
+	}
+	a.crash()
+	killed := time.Now()
+
+	api.Up.Reports.finishAll()
+	for i, id := range ids {
+		res := awaitTask(t, b.URL, id, 60*time.Second)
+		if res["status"] != "completed" || !strings.Contains(fmt.Sprint(res["result"]), "status:done") {
+			t.Errorf("task r%d ended %v: %v", i+1, res["status"], res)
+		}
+	}
+	for _, kind := range []string{"r1", "r2"} {
+		if n := api.Up.Reports.postsOf(kind); n != 1 {
+			t.Errorf("report %s was started %d times, want once", kind, n)
+		}
+	}
+	after := 0
+	for _, s := range api.Up.requests("/reports") {
+		if !s.Active || s.Sub != "alice" {
+			t.Errorf("the upstream got %s %s with a token that is not alice's (active %t, sub %q)", s.Method, s.Path, s.Active, s.Sub)
+		}
+		if s.At.After(killed) {
+			after++
+		}
+	}
+	if after == 0 {
+		t.Fatal("no request reached the upstream after the kill: B did not take the tasks over")
+	}
+	t.Logf("%d requests to /reports after the SIGKILL, all with alice's token", after)
 }
