@@ -185,6 +185,17 @@ func (s *Server) Introspect(c Client, token string) (Introspection, error) {
 	return out, nil
 }
 
+// Active reports whether token is active as c sees it; an unanswered
+// introspection fails the test.
+func (s *Server) Active(t testing.TB, c Client, token string) bool {
+	t.Helper()
+	in, err := s.Introspect(c, token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in.Active
+}
+
 // Revoke revokes token at the server with c's credentials (RFC 7009); hint
 // is access_token or refresh_token.
 func (s *Server) Revoke(c Client, token, hint string) error {
