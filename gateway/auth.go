@@ -55,6 +55,11 @@ func (g *Gateway) setupOAuth(ctx context.Context) (*oauth, error) {
 	for _, api := range g.apis {
 		for _, t := range api.tools {
 			req := auth.RequiredScopes(t.Route, api.result.SecuritySchemes)
+			if api.cfg.Credentials.Mode == "oauth" {
+				// The document's scopes are those of the user's own grant
+				// at the API (package connect), not of the MCP token.
+				req = nil
+			}
 			if override, ok := a.ToolScopes[t.Name]; ok {
 				req = [][]string{override}
 			}
