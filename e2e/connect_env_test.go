@@ -81,25 +81,53 @@ type connectAPI struct {
 	Up     *grantUpstream
 	Spec   string
 	// Env is the gateway's environment: the state keys (the same for every
-	// replica) and the client secret the settings name.
+	// replica) and the client secrets the settings name.
 	Env []string
+
+	// With worldOptions.login: the gateway's login client, and the MCP
+	// client whose JWTs (for base/mcp) the callers present.
+	Login, MCPClient oidctest.Client
+	login            bool
 }
 
-// clientSecretEnv holds the gateway's client secret (credentials.oauth.client_secret: env:…).
-const clientSecretEnv = "PETS_CLIENT_SECRET"
+// worldOptions shape a connectAPI.
+type worldOptions struct {
+	accessTTL time.Duration // the access tokens' lifetime (0: an hour)
+	// login makes the authorization server the MCP callers' identity
+	// provider too (auth mode oauth: JWTs for base/mcp) and the connect page
+	// sign the browser in there (connect.login).
+	login bool
+}
+
+// The environment variables holding the gateway's client secrets
+// (client_secret: env:…).
+const (
+	clientSecretEnv = "PETS_CLIENT_SECRET"
+	loginSecretEnv  = "LOGIN_CLIENT_SECRET"
+)
 
 // newConnectAPI starts the authorization server, with the gateway
 // registered for the callback under base (its connect.base_url), and the
-// upstream. accessTTL is the access tokens' lifetime (0: an hour).
-func newConnectAPI(t *testing.T, base string, accessTTL time.Duration) *connectAPI {
+// upstream.
+func newConnectAPI(t *testing.T, base string, o worldOptions) *connectAPI {
 	t.Helper()
 	redirect := base + "/connect/api/callback"
 	c := &connectAPI{
 		Client: oidctest.Confidential("mcpgate", "gateway-secret", redirect),
 		Other:  oidctest.Confidential("other-app", "other-secret", redirect),
-		Env:    append(clusterEnv(t), clientSecretEnv+"=gateway-secret"),
+		Env:    append(clusterEnv(t), clientSecretEnv+"=gateway-secret", loginSecretEnv+"=login-secret"),
+		login:  o.login,
 	}
-	c.AS = oidctest.Start(t, oidctest.Options{Clients: []oidctest.Client{c.Client, c.Other}, AccessTokenTTL: accessTTL})
+	ao := oidctest.Options{Clients: []oidctest.Client{c.Client, c.Other}, AccessTokenTTL: o.accessTTL}
+	if o.login {
+		c.Login = oidctest.Client{ID: "gateway-login", Secret: "login-secret", RedirectURIs: []string{base + "/connect/.login"},
+			GrantTypes: []string{"authorization_code"}, ResponseTypes: []string{"code"}}
+		c.MCPClient = oidctest.Client{ID: "mcp-client", Secret: "mcp-secret", RedirectURIs: []string{"http://127.0.0.1:9/mcp-client/callback"},
+			GrantTypes: []string{"authorization_code"}, ResponseTypes: []string{"code"}}
+		ao.Clients = append(ao.Clients, c.Login, c.MCPClient)
+		ao.Resource = base + "/mcp"
+	}
+	c.AS = oidctest.Start(t, ao)
 	c.Up = newGrantUpstream(t, c.AS, c.Client)
 	c.Spec = filepath.Join(t.TempDir(), "pets.yaml")
 	if err := os.WriteFile(c.Spec, []byte(strings.ReplaceAll(connectAPIDoc, "ISSUER", c.AS.Issuer)), 0o600); err != nil {
@@ -112,10 +140,15 @@ func newConnectAPI(t *testing.T, base string, accessTTL time.Duration) *connectA
 // oauth, the store, the connect pages at base; extra is appended (YAML).
 func (c *connectAPI) config(t *testing.T, base, store, extra string) string {
 	t.Helper()
+	login := ""
+	if c.login {
+		login = fmt.Sprintf(", login: {client_id: %s, client_secret: \"env:%s\"}", c.Login.ID, loginSecretEnv)
+		extra += fmt.Sprintf("auth: {mode: oauth, issuer: %q, resource: %q}\n", c.AS.Issuer, base+"/mcp")
+	}
 	yaml := fmt.Sprintf(`spec: %s
 upstream: %s
 store: %q
-connect: {base_url: %q, refresh_margin: 1s}
+connect: {base_url: %q, refresh_margin: 1s%s}
 credentials:
   mode: oauth
   oauth:
@@ -124,7 +157,7 @@ credentials:
     revocation_url: %s
     issuer: %s
     title: Pet Store
-%s`, c.Spec, c.Up.URL, store, base, c.Client.ID, clientSecretEnv, c.AS.RevocationURL(), c.AS.Issuer, extra)
+%s`, c.Spec, c.Up.URL, store, base, login, c.Client.ID, clientSecretEnv, c.AS.RevocationURL(), c.AS.Issuer, extra)
 	path := filepath.Join(t.TempDir(), "mcpgate.yaml")
 	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
@@ -137,13 +170,13 @@ credentials:
 // the callback on it at the authorization server and listens there (with
 // another port, and another world, if that one was taken meanwhile). It
 // returns the world, the gateway and its settings file.
-func startConnectGateway(t *testing.T, accessTTL time.Duration, extra string) (*connectAPI, *gatewayProc, string) {
+func startConnectGateway(t *testing.T, o worldOptions, extra string) (*connectAPI, *gatewayProc, string) {
 	t.Helper()
 	var last error
 	for range 3 {
 		addr := freePort(t)
 		base := "http://" + addr
-		api := newConnectAPI(t, base, accessTTL)
+		api := newConnectAPI(t, base, o)
 		cfg := api.config(t, base, "sqlite:"+filepath.Join(t.TempDir(), "mcpgate.db"), extra)
 		g, err := launchAt(t, api.Env, []string{"--config", cfg}, addr)
 		if err == nil {
@@ -244,12 +277,12 @@ var connectCode = regexp.MustCompile(`\b[A-Z2-7]{4}-[A-Z2-7]{4}\b`)
 
 // connectPage completes a connect link in b, up to the authorization
 // server's first page: the gateway's confirmation page, and the code typed
-// into its form.
+// into its form. With connect.login the link leads to the sign-in at once.
 func connectPage(t testing.TB, b *oidctest.Browser, link, code string) oidctest.Page {
 	t.Helper()
 	p := b.Get(t, link)
 	action := oidctest.FormAction(p)
-	if p.Status != http.StatusOK || action == "" {
+	if p.Status != http.StatusOK || action == "" || !strings.Contains(p.Body, `name="code"`) {
 		return p
 	}
 	u, err := url.Parse(link)

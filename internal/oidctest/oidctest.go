@@ -13,6 +13,7 @@ package oidctest
 
 import (
 	"bufio"
+	"context"
 	"embed"
 	"encoding/json"
 	"fmt"
@@ -26,6 +27,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/oauth2"
 
 	"github.com/mcpgate/mcpgate/internal/npmtest"
 )
@@ -53,6 +56,10 @@ type Options struct {
 	// AccessTokenTTL is the lifetime of access tokens, in whole seconds
 	// (default one hour).
 	AccessTokenTTL time.Duration
+	// Resource, when set, is a resource server (an MCP endpoint): a client
+	// asking for it (RFC 8707) gets a JWT access token for it, with the
+	// scope mcp (see [Server.UserToken]).
+	Resource string
 }
 
 // Server is a running oidc-provider.
@@ -90,6 +97,9 @@ func Start(t testing.TB, o Options) *Server {
 	cmd := exec.Command(node, filepath.Join(dir, "server.mjs"))
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "OIDC_CLIENTS="+string(clients))
+	if o.Resource != "" {
+		cmd.Env = append(cmd.Env, "OIDC_RESOURCE="+o.Resource)
+	}
 	if o.AccessTokenTTL > 0 {
 		cmd.Env = append(cmd.Env, "OIDC_ACCESS_TOKEN_TTL="+strconv.Itoa(int(o.AccessTokenTTL/time.Second)))
 	}
@@ -218,4 +228,29 @@ func (s *Server) post(c Client, endpoint string, form url.Values) (*http.Respons
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.SetBasicAuth(c.ID, c.Secret)
 	return http.DefaultClient.Do(req)
+}
+
+// UserToken is the access token that c gets for the user login at the
+// server's resource (Options.Resource), with scope: the authorization
+// code flow with PKCE in b (c's first redirect URI is where b stops), then
+// the code redeemed at the token endpoint.
+func (s *Server) UserToken(t testing.TB, b *Browser, c Client, login, resource, scope string) string {
+	t.Helper()
+	verifier := oauth2.GenerateVerifier()
+	cfg := &oauth2.Config{ClientID: c.ID, ClientSecret: c.Secret, RedirectURL: c.RedirectURIs[0], Scopes: strings.Fields(scope),
+		Endpoint: oauth2.Endpoint{AuthURL: s.AuthURL(), TokenURL: s.TokenURL(), AuthStyle: oauth2.AuthStyleInHeader}}
+	res := oauth2.SetAuthURLParam("resource", resource)
+	stop := b.StopAt
+	b.StopAt = func(r *http.Request) bool { return strings.HasPrefix(r.URL.String(), c.RedirectURIs[0]) }
+	p := b.Authorize(t, b.Get(t, cfg.AuthCodeURL("state-"+login, oauth2.S256ChallengeOption(verifier), res)), login)
+	b.StopAt = stop
+	back, err := url.Parse(p.Location)
+	if err != nil || back.Query().Get("code") == "" {
+		t.Fatalf("no authorization code for %s: HTTP %d %q %s", c.ID, p.Status, p.Location, p.Body)
+	}
+	tok, err := cfg.Exchange(context.Background(), back.Query().Get("code"), oauth2.VerifierOption(verifier), res)
+	if err != nil {
+		t.Fatalf("the token of %s for %s: %v", login, c.ID, err)
+	}
+	return tok.AccessToken
 }

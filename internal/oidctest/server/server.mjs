@@ -9,12 +9,16 @@
 // client metadata). Every client with the refresh_token grant type gets
 // refresh tokens, which rotate; PKCE (S256) is required of every client.
 // OIDC_ACCESS_TOKEN_TTL (seconds, default 3600) is the lifetime of access
-// tokens, short for the tests that watch a token expire.
+// tokens, short for the tests that watch a token expire. OIDC_RESOURCE,
+// when set, is a resource server (an MCP endpoint) for which a client that
+// asks for it (RFC 8707 resource parameter) gets JWT access tokens with
+// the scope mcp; tokens asked without a resource stay opaque.
 import http from 'node:http';
-import Provider from 'oidc-provider';
+import Provider, { errors } from 'oidc-provider';
 
 const clients = JSON.parse(process.env.OIDC_CLIENTS || '[]');
 const accessTokenTTL = Number(process.env.OIDC_ACCESS_TOKEN_TTL || 3600);
+const resource = process.env.OIDC_RESOURCE || '';
 
 const server = http.createServer();
 server.listen(0, '127.0.0.1', () => {
@@ -27,6 +31,14 @@ server.listen(0, '127.0.0.1', () => {
       devInteractions: { enabled: true },
       introspection: { enabled: true },
       revocation: { enabled: true },
+      resourceIndicators: {
+        enabled: true,
+        useGrantedResource: async () => true,
+        getResourceServerInfo: async (ctx, indicator) => {
+          if (resource === '' || indicator !== resource) throw new errors.InvalidTarget();
+          return { scope: 'mcp', audience: indicator, accessTokenFormat: 'jwt', jwt: { sign: { alg: 'RS256' } } };
+        },
+      },
     },
     pkce: { required: () => true },
     issueRefreshToken: async (ctx, client) => client.grantTypeAllowed('refresh_token'),
