@@ -204,9 +204,12 @@ func (c *Connector) Revoke(ctx context.Context, k Key) (bool, error) {
 	}
 	c.opts.Logger.Info("connect: grant revoked", "api", k.API, "subject", k.Subject, "tenant", k.Tenant)
 	if p := c.providers[k.API]; p != nil && p.RevocationURL != "" {
-		if t, err := c.grants.open(rec); err == nil {
-			c.revokeUpstream(ctx, p, t)
+		t, err := c.grants.open(rec)
+		if err != nil {
+			c.opts.Logger.Warn("connect: the grant was deleted but not revoked at the API: the state keys do not open it", "api", k.API, "subject", k.Subject, "error", err)
+			return true, nil
 		}
+		c.revokeUpstream(ctx, p, t)
 	}
 	return true, nil
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpgate/mcpgate/connect"
+	"github.com/mcpgate/mcpgate/internal/oidctest"
 	"github.com/mcpgate/mcpgate/mcp"
 )
 
@@ -88,7 +89,7 @@ func TestConnectFlow(t *testing.T) {
 	if g.hasGrant(t, "alice") {
 		t.Fatal("the grant is still stored after disconnect")
 	}
-	if active, _ := g.AS.introspect(t, g.Client, renewed); active {
+	if g.active(t, renewed) {
 		t.Error("the access token is still active at the authorization server after disconnect")
 	}
 	again := g.call(t, "alice", urlCaps, "listPets", nil)
@@ -115,7 +116,7 @@ func TestConnectRefreshRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g.AS.revoke(t, g.Client, refresh, "refresh_token")
+	g.revoke(t, refresh, "refresh_token")
 	g.Clock.advance(2 * time.Hour)
 	r := g.call(t, "bob", urlCaps, "listPets", nil)
 	g.askedToConnect(t, r)
@@ -145,8 +146,7 @@ func TestConnectRefused(t *testing.T) {
 			t.Errorf("HTTP %d: %s", p.Status, p.Body)
 		}
 		// A cookie the gateway did not seal does not open either.
-		u, _ := url.Parse(g.URL)
-		b.c.Jar.SetCookies(u, []*http.Cookie{{Name: "mcpgate-connect-AAAAAAAAAAAAAAAAAAAAAA", Value: "AQJrMQ" + strings.Repeat("A", 60), Path: "/"}})
+		b.SetCookies(g.URL, []*http.Cookie{{Name: "mcpgate-connect-AAAAAAAAAAAAAAAAAAAAAA", Value: "AQJrMQ" + strings.Repeat("A", 60), Path: "/"}})
 		if p := b.get(t, g.URL+"/connect/pets/callback?code=abc&state=AAAAAAAAAAAAAAAAAAAAAA"); p.Status != http.StatusBadRequest {
 			t.Errorf("forged cookie: HTTP %d: %s", p.Status, p.Body)
 		}
@@ -157,8 +157,7 @@ func TestConnectRefused(t *testing.T) {
 		link, code := g.askedToConnect(t, g.call(t, "dave", urlCaps, "listPets", nil))
 		b := newBrowser()
 		stop := b.untilCallback(t, link, code, "dave")
-		u, _ := url.Parse(g.URL)
-		cookies := b.c.Jar.Cookies(u)
+		cookies := b.Cookies(g.URL)
 		if p := b.get(t, stop.Location); p.Status != http.StatusOK {
 			t.Fatalf("first callback: HTTP %d: %s", p.Status, p.Body)
 		}
@@ -166,7 +165,7 @@ func TestConnectRefused(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Replay the callback with its flow cookie put back.
-		b.c.Jar.SetCookies(u, cookies)
+		b.SetCookies(g.URL, cookies)
 		if p := b.get(t, stop.Location); p.Status == http.StatusOK {
 			t.Fatalf("replayed callback accepted: %s", p.Body)
 		}
@@ -221,9 +220,9 @@ func TestConnectRefused(t *testing.T) {
 		cb, _ := url.Parse(stop.Location)
 		// The same user authorizes another client of the same server, whose
 		// redirect URI is the gateway's too; its code replaces ours.
-		b.stopAtCallback = true
+		b.StopAt = atCallback
 		verifier := strings.Repeat("v", 43)
-		other := b.authorize(t, b.get(t, g.AS.authURL()+"?"+url.Values{
+		other := b.authorize(t, b.get(t, g.AS.AuthURL()+"?"+url.Values{
 			"client_id": {g.Other.ID}, "response_type": {"code"}, "scope": {"openid"}, "state": {"x"},
 			"redirect_uri": {g.Other.RedirectURIs[0]}, "code_challenge_method": {"S256"}, "code_challenge": {s256(verifier)},
 		}.Encode()), "frank")
@@ -235,7 +234,7 @@ func TestConnectRefused(t *testing.T) {
 		q := cb.Query()
 		q.Set("code", otherCode)
 		cb.RawQuery = q.Encode()
-		b.stopAtCallback = false
+		b.StopAt = nil
 		if p := b.get(t, cb.String()); p.Status == http.StatusOK || !strings.Contains(p.Body, "did not accept the authorization") {
 			t.Fatalf("another client's code: HTTP %d: %s", p.Status, p.Body)
 		}
@@ -245,13 +244,12 @@ func TestConnectRefused(t *testing.T) {
 	t.Run("authorization denied", func(t *testing.T) {
 		link, code := g.askedToConnect(t, g.call(t, "gina", urlCaps, "listPets", nil))
 		b := newBrowser()
-		b.stopAtCallback = true
+		b.StopAt = atCallback
 		stop := b.confirm(t, link, code) // on the authorization server's login page
 		if stop.Status != http.StatusOK {
 			t.Fatalf("login page: HTTP %d", stop.Status)
 		}
-		m := actionPattern.FindStringSubmatch(stop.Body)
-		if m == nil {
+		if oidctest.FormAction(stop) == "" {
 			t.Fatal("no login form")
 		}
 		// The user aborts: the server redirects back with error=access_denied.
@@ -259,7 +257,7 @@ func TestConnectRefused(t *testing.T) {
 		abortURL, _ := stop.URL.Parse(strings.TrimSuffix(abort, "/") + "/abort")
 		p := b.get(t, abortURL.String())
 		if p.Status == http.StatusSeeOther {
-			b.stopAtCallback = false
+			b.StopAt = nil
 			p = b.get(t, p.Location)
 		}
 		if p.Status != http.StatusForbidden || !strings.Contains(p.Body, "did not grant access") {
@@ -367,7 +365,7 @@ func TestConnectTokenRefusedUpstream(t *testing.T) {
 
 	// The user revokes the access at the authorization server (which, at
 	// oidc-provider, revokes every token of the grant): asked again.
-	g.AS.revoke(t, g.Client, renewed, "access_token")
+	g.revoke(t, renewed, "access_token")
 	g.askedToConnect(t, g.call(t, "kim", urlCaps, "listPets", nil))
 	if g.hasGrant(t, "kim") {
 		t.Error("the revoked grant is still stored")

@@ -5,11 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"html"
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
 	"regexp"
@@ -23,6 +21,7 @@ import (
 
 	"github.com/mcpgate/mcpgate/auth"
 	"github.com/mcpgate/mcpgate/connect"
+	"github.com/mcpgate/mcpgate/internal/oidctest"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mrtr"
 	"github.com/mcpgate/mcpgate/openapi"
@@ -54,10 +53,10 @@ type upstreamCall struct {
 // token at the authorization server.
 type gateway struct {
 	URL    string
-	AS     *authServer
-	Client asClient             // the gateway's registration
-	Other  asClient             // another client of the same authorization server
-	Login  asClient             // the gateway's login client (setup.login)
+	AS     *oidctest.Server
+	Client oidctest.Client      // the gateway's registration
+	Other  oidctest.Client      // another client of the same authorization server
+	Login  oidctest.Client      // the gateway's login client (setup.login)
 	Conn   *connect.Connector   // replica 0's
 	Conns  []*connect.Connector // one per replica
 	Store  connect.Store
@@ -95,11 +94,11 @@ func newGateway(t *testing.T, su setup) *gateway {
 	t.Cleanup(srv.Close)
 	g.URL = srv.URL
 	redirect := srv.URL + "/connect/pets/callback"
-	g.Client = confidential("mcpgate", "gateway-secret", redirect)
-	g.Other = confidential("other-app", "other-secret", redirect)
-	g.Login = asClient{ID: "gateway-login", Secret: "login-secret", RedirectURIs: []string{srv.URL + "/connect/.login"},
-		GrantTypes: []string{"authorization_code"}, ResponseType: []string{"code"}}
-	g.AS = startAuthServer(t, g.Client, g.Other, g.Login)
+	g.Client = oidctest.Confidential("mcpgate", "gateway-secret", redirect)
+	g.Other = oidctest.Confidential("other-app", "other-secret", redirect)
+	g.Login = oidctest.Client{ID: "gateway-login", Secret: "login-secret", RedirectURIs: []string{srv.URL + "/connect/.login"},
+		GrantTypes: []string{"authorization_code"}, ResponseTypes: []string{"code"}}
+	g.AS = oidctest.Start(t, oidctest.Options{Clients: []oidctest.Client{g.Client, g.Other, g.Login}})
 	var login *connect.Login
 	if su.login {
 		v, err := auth.NewValidator(context.Background(), auth.Config{Issuer: g.AS.Issuer, Resource: srv.URL + "/mcp",
@@ -108,7 +107,7 @@ func newGateway(t *testing.T, su setup) *gateway {
 			t.Fatal(err)
 		}
 		login = &connect.Login{Issuer: g.AS.Issuer, ClientID: g.Login.ID, ClientSecret: g.Login.Secret,
-			AuthURL: g.AS.authURL(), TokenURL: g.AS.tokenURL(), Verify: v.Validate}
+			AuthURL: g.AS.AuthURL(), TokenURL: g.AS.TokenURL(), Verify: v.Validate}
 	}
 
 	up := httptest.NewServer(http.HandlerFunc(g.serveUpstream))
@@ -116,12 +115,12 @@ func newGateway(t *testing.T, su setup) *gateway {
 
 	// Endpoints and scopes come from the document, as for a real API.
 	schemes := map[string]openapi.SecurityScheme{"petsAuth": {Type: "oauth2", Flows: map[string]openapi.OAuthFlow{
-		"authorizationCode": {AuthorizationURL: g.AS.authURL(), TokenURL: g.AS.tokenURL(), Scopes: map[string]string{"pets:read": "read pets"}},
+		"authorizationCode": {AuthorizationURL: g.AS.AuthURL(), TokenURL: g.AS.TokenURL(), Scopes: map[string]string{"pets:read": "read pets"}},
 	}}}
 	tools := []openapi.Tool{{Name: "listPets", Route: openapi.Route{Method: "GET", Path: "/pets",
 		Security: []openapi.SecurityRequirement{{"petsAuth": {"openid", "pets:read"}}}}}}
 	p, err := connect.Provider{API: "pets", Title: "Pet Store", ClientID: g.Client.ID, ClientSecret: g.Client.Secret,
-		RevocationURL: g.AS.revocationURL(), Issuer: g.AS.Issuer}.FromDocument(schemes, "", tools)
+		RevocationURL: g.AS.RevocationURL(), Issuer: g.AS.Issuer}.FromDocument(schemes, "", tools)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,10 +212,11 @@ func (g *gateway) replica(t *testing.T, conn *connect.Connector, codec *mrtr.Cod
 // the authorization server says is active.
 func (g *gateway) serveUpstream(w http.ResponseWriter, r *http.Request) {
 	tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	active, sub := false, ""
+	var in oidctest.Introspection
 	if tok != "" {
-		active, sub = introspectQuiet(g.AS, g.Client, tok)
+		in, _ = g.AS.Introspect(g.Client, tok) // an error is an inactive token
 	}
+	active, sub := in.Active, in.Subject
 	g.mu.Lock()
 	if g.refuse > 0 {
 		g.refuse--
@@ -235,21 +235,18 @@ func (g *gateway) serveUpstream(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintf(w, `{"owner":%q,"pets":[{"id":1,"name":"Rex"}]}`, sub)
 }
 
-func introspectQuiet(a *authServer, c asClient, token string) (bool, string) {
-	req, _ := http.NewRequest(http.MethodPost, a.Issuer+"/token/introspection", strings.NewReader(url.Values{"token": {token}}.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.SetBasicAuth(c.ID, c.Secret)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return false, ""
+// active reports whether the authorization server says token is active.
+func (g *gateway) active(t *testing.T, token string) bool {
+	t.Helper()
+	return g.AS.Active(t, g.Client, token)
+}
+
+// revoke revokes token at the authorization server as the gateway.
+func (g *gateway) revoke(t *testing.T, token, hint string) {
+	t.Helper()
+	if err := g.AS.Revoke(g.Client, token, hint); err != nil {
+		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	var out struct {
-		Active bool   `json:"active"`
-		Sub    string `json:"sub"`
-	}
-	_ = json.NewDecoder(resp.Body).Decode(&out)
-	return out.Active, out.Sub
 }
 
 // refuseNext makes the upstream refuse the next n calls with 401.
@@ -367,57 +364,27 @@ func codeIn(t *testing.T, msg string) string {
 	return code
 }
 
-// browser is a user's browser: a cookie jar, following redirects except,
-// when stopAtCallback is set, the one into the gateway's callback.
-type browser struct {
-	c              *http.Client
-	stopAtCallback bool
-}
+// browser is a user's browser (oidctest.Browser) that also knows the
+// gateway's connect page.
+type browser struct{ *oidctest.Browser }
 
-func newBrowser() *browser {
-	jar, _ := cookiejar.New(nil)
-	b := &browser{}
-	b.c = &http.Client{Jar: jar, Timeout: 30 * time.Second, CheckRedirect: func(req *http.Request, via []*http.Request) error {
-		if b.stopAtCallback && strings.HasSuffix(req.URL.Path, "/callback") && strings.Contains(req.URL.Path, "/connect/") {
-			return http.ErrUseLastResponse
-		}
-		if len(via) > 20 {
-			return fmt.Errorf("too many redirects")
-		}
-		return nil
-	}}
-	return b
-}
+type page = oidctest.Page
 
-type page struct {
-	Status   int
-	Body     string
-	URL      *url.URL // the page's address
-	Location string   // of a redirect the browser stopped at
-}
+func newBrowser() *browser { return &browser{oidctest.NewBrowser()} }
 
-func (b *browser) do(t *testing.T, req *http.Request) page {
-	t.Helper()
-	resp, err := b.c.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	return page{Status: resp.StatusCode, Body: string(body), URL: resp.Request.URL, Location: resp.Header.Get("Location")}
+// atCallback stops a browser at the redirect into the gateway's callback.
+func atCallback(req *http.Request) bool {
+	return strings.HasSuffix(req.URL.Path, "/callback") && strings.Contains(req.URL.Path, "/connect/")
 }
 
 func (b *browser) get(t *testing.T, u string) page {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, u, nil)
-	return b.do(t, req)
+	return b.Get(t, u)
 }
 
 func (b *browser) post(t *testing.T, u string, form url.Values) page {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, u, strings.NewReader(form.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	return b.do(t, req)
+	return b.Post(t, u, form)
 }
 
 // confirm opens the link, types code and follows on to the authorization
@@ -434,32 +401,11 @@ func (b *browser) confirm(t *testing.T, link, code string) page {
 	return b.post(t, u.String(), url.Values{"s": {s}, "code": {code}})
 }
 
-var actionPattern = regexp.MustCompile(`action="([^"]+)"`)
-
 // authorize goes through the authorization server's login and consent
 // pages as login, starting at p; it returns the page after them.
 func (b *browser) authorize(t *testing.T, p page, login string) page {
 	t.Helper()
-	for range 6 {
-		m := actionPattern.FindStringSubmatch(p.Body)
-		if m == nil || p.Status != http.StatusOK {
-			return p
-		}
-		action, err := p.URL.Parse(html.UnescapeString(m[1]))
-		if err != nil {
-			t.Fatal(err)
-		}
-		switch {
-		case strings.Contains(p.Body, `name="prompt" value="login"`):
-			p = b.post(t, action.String(), url.Values{"prompt": {"login"}, "login": {login}, "password": {"any"}})
-		case strings.Contains(p.Body, `name="prompt" value="consent"`):
-			p = b.post(t, action.String(), url.Values{"prompt": {"consent"}})
-		default:
-			return p
-		}
-	}
-	t.Fatalf("still on the authorization server's pages: %s", p.Body)
-	return p
+	return b.Authorize(t, p, login)
 }
 
 // untilCallback goes from link to the redirect into the gateway's callback
@@ -467,8 +413,8 @@ func (b *browser) authorize(t *testing.T, p page, login string) page {
 // URL); later requests of b follow every redirect again.
 func (b *browser) untilCallback(t *testing.T, link, code, login string) page {
 	t.Helper()
-	b.stopAtCallback = true
-	defer func() { b.stopAtCallback = false }()
+	b.StopAt = atCallback
+	defer func() { b.StopAt = nil }()
 	stop := b.authorize(t, b.confirm(t, link, code), login)
 	if stop.Status != http.StatusSeeOther || !strings.Contains(stop.Location, "/connect/pets/callback?") {
 		t.Fatalf("want a redirect to the callback, got HTTP %d %q", stop.Status, stop.Location)

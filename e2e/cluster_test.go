@@ -106,21 +106,27 @@ func (u *slowUpstream) started() int {
 	return len(u.calls)
 }
 
-// rpc is one raw 2026-07-28 request to a gateway.
+// rpc is one raw 2026-07-28 request to a gateway by the caller
+// cluster-user, whose client has form elicitation and the Tasks extension.
 func rpc(t *testing.T, url, method, name string, params map[string]any) (result map[string]any, rpcErr map[string]any) {
 	t.Helper()
-	return rpcAs(t, url, "cluster-user", method, name, params)
+	return rpcAs(t, url, "cluster-user", clusterCaps, method, name, params)
 }
 
-// rpcAs is rpc with the caller's bearer token.
-func rpcAs(t *testing.T, url, bearer, method, name string, params map[string]any) (result map[string]any, rpcErr map[string]any) {
+// clusterCaps are the capabilities rpc's client declares: form elicitation
+// and the Tasks extension.
+var clusterCaps = map[string]any{"elicitation": map[string]any{}, "extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}}
+
+// rpcAs is one raw 2026-07-28 request by the caller whose bearer token is
+// bearer, from a client with the capabilities caps.
+func rpcAs(t *testing.T, url, bearer string, caps map[string]any, method, name string, params map[string]any) (result map[string]any, rpcErr map[string]any) {
 	t.Helper()
 	if params == nil {
 		params = map[string]any{}
 	}
 	params["_meta"] = map[string]any{
 		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
-		"io.modelcontextprotocol/clientCapabilities": map[string]any{"elicitation": map[string]any{}, "extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}},
+		"io.modelcontextprotocol/clientCapabilities": caps,
 	}
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
 	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(string(body)))

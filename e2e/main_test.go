@@ -175,11 +175,17 @@ func baseEnv(t testing.TB) []string {
 	return env
 }
 
-// launch starts the subprocess and waits for its "serving" line and a
-// healthy /healthz; the stop is registered with t.Cleanup once it serves.
+// launch starts the subprocess on a port the kernel picks and waits for
+// its "serving" line and a healthy /healthz; the stop is registered with
+// t.Cleanup once it serves.
 func launch(t *testing.T, env, args []string) (*gatewayProc, error) {
+	return launchAt(t, env, args, "127.0.0.1:0")
+}
+
+// launchAt is launch listening on addr (a loopback address).
+func launchAt(t *testing.T, env, args []string, addr string) (*gatewayProc, error) {
 	full := append([]string{"serve"}, args...)
-	full = append(full, "--addr", "127.0.0.1:0")
+	full = append(full, "--addr", addr)
 	cmd := exec.Command(binary, full...)
 	cmd.Env = append(baseEnv(t), env...)
 	log := newLogBuffer()

@@ -91,7 +91,7 @@ func callAs(t *testing.T, url, bearer, tool string, args map[string]any, more ma
 	for k, v := range more {
 		params[k] = v
 	}
-	res, e := rpcAs(t, url, bearer, "tools/call", tool, params)
+	res, e := rpcAs(t, url, bearer, clusterCaps, "tools/call", tool, params)
 	if e != nil {
 		t.Fatalf("%s %v: JSON-RPC error %v", tool, args, e)
 	}
@@ -322,7 +322,7 @@ func TestMetricsThroughBinary(t *testing.T) {
 	callAs(t, g.URL, opsBearer, "deleteItem", map[string]any{"id": "m1"}, nil)
 	callAs(t, g.URL, opsBearer, "getItem", map[string]any{"id": "forbidden"}, nil)
 	const bogus = "noSuchTool-e2e-label"
-	if _, e := rpcAs(t, g.URL, opsBearer, "tools/call", bogus, map[string]any{"name": bogus, "arguments": map[string]any{}}); e == nil {
+	if _, e := rpcAs(t, g.URL, opsBearer, clusterCaps, "tools/call", bogus, map[string]any{"name": bogus, "arguments": map[string]any{}}); e == nil {
 		t.Fatal("an unknown tool's call did not fail")
 	}
 

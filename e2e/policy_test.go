@@ -118,8 +118,8 @@ func TestPolicyThroughBinary(t *testing.T) {
 	// Hidden: bob's call of getProfile is refused exactly as an unknown
 	// tool's, and sends nothing.
 	before = up.count()
-	_, hidden := rpcAs(t, g.URL, bob, "tools/call", "getProfile", map[string]any{"name": "getProfile", "arguments": map[string]any{}})
-	_, unknown := rpcAs(t, g.URL, bob, "tools/call", "noSuchTool", map[string]any{"name": "noSuchTool", "arguments": map[string]any{}})
+	_, hidden := rpcAs(t, g.URL, bob, clusterCaps, "tools/call", "getProfile", map[string]any{"name": "getProfile", "arguments": map[string]any{}})
+	_, unknown := rpcAs(t, g.URL, bob, clusterCaps, "tools/call", "noSuchTool", map[string]any{"name": "noSuchTool", "arguments": map[string]any{}})
 	if hidden == nil || unknown == nil || fmt.Sprint(hidden["code"]) != fmt.Sprint(unknown["code"]) {
 		t.Errorf("bob's call of a hidden tool: %v; of an unknown tool: %v", hidden, unknown)
 	}

@@ -133,6 +133,11 @@ func (g *Gateway) toolScopes(apis []*api) map[string][][]string {
 	for _, a := range apis {
 		for _, t := range a.tools {
 			req := auth.RequiredScopes(t.Route, a.result.SecuritySchemes)
+			if a.cfg.Credentials.Mode == "oauth" {
+				// The document's scopes are those of the user's own grant
+				// at the API (package connect), not of the MCP token.
+				req = nil
+			}
 			if override, ok := g.cfg.Auth.ToolScopes[t.Name]; ok {
 				req = [][]string{override}
 			}

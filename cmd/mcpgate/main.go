@@ -34,6 +34,7 @@ type cli struct {
 	Tools      toolsCmd   `cmd:"" help:"Generate MCP tools (a tools/list result or a manifest) from an OpenAPI document."`
 	Check      checkCmd   `cmd:"" help:"Compare an OpenAPI document with a committed manifest (CI drift gate)."`
 	Audit      auditCmd   `cmd:"" help:"List the audit records serve kept (--audit-sink store or file:PATH), newest first, filtered."`
+	Grants     grantsCmd  `cmd:"" help:"List or revoke the users' own OAuth grants to the APIs (credentials mode oauth)."`
 	VersionCmd versionCmd `cmd:"" name:"version" help:"Print the version."`
 }
 
