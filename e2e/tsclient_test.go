@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -99,8 +100,8 @@ func TestTypeScriptClient(t *testing.T) {
 	if out.GetPet.IsError || out.GetPet.StructuredContent["name"] != "Rex" {
 		t.Errorf("getPet 1 = %+v", out.GetPet)
 	}
-	if len(out.Elicitations) != 1 || !strings.Contains(out.Elicitations[0].Message, "DELETE /pets/{petId}") {
-		t.Errorf("elicitations = %+v, want one confirmation of DELETE /pets/{petId}", out.Elicitations)
+	if len(out.Elicitations) != 1 || !regexp.MustCompile(`DELETE /pets/\d+\?`).MatchString(out.Elicitations[0].Message) {
+		t.Errorf("elicitations = %+v, want one confirmation naming the request (DELETE /pets/N)", out.Elicitations)
 	} else if props, _ := out.Elicitations[0].Schema["properties"].(map[string]any); props["confirm"] == nil {
 		t.Errorf("elicitation schema = %v, want a confirm property", out.Elicitations[0].Schema)
 	}

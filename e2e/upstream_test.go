@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -277,12 +278,32 @@ func TestRecordedUpstream(t *testing.T) {
 
 	t.Run("ReservedHeaders", func(t *testing.T) {
 		// Header parameters named like hop-by-hop, framing, routing or
-		// credential headers cannot set them (Authorization is not even
-		// offered as an argument).
-		wantOK(t, "keyedClash", call(t, cs, "keyedClash", map[string]any{
+		// credential headers are not offered as arguments, and a call that
+		// gives them anyway is refused with nothing sent.
+		reserved := []string{"Host", "Connection", "Transfer-Encoding", "Content-Length", "Cookie", "Proxy-Authorization", "Authorization", "X-API-Key"}
+		for tool, err := range cs.Tools(context.Background(), nil) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tool.Name != "keyedClash" {
+				continue
+			}
+			schema, _ := json.Marshal(tool.InputSchema)
+			for _, h := range reserved {
+				if strings.Contains(string(schema), `"`+h+`"`) {
+					t.Errorf("keyedClash offers %s as an argument: %s", h, schema)
+				}
+			}
+		}
+		before := len(rec.requests())
+		wantError(t, "keyedClash", call(t, cs, "keyedClash", map[string]any{
 			"Host": "evil.example", "Connection": "close, X-API-Key", "Transfer-Encoding": "chunked",
 			"Content-Length": "100", "Cookie": "session=stolen", "Proxy-Authorization": "Basic ZXZpbDpldmls",
-		}))
+		}), "Invalid arguments")
+		if n := len(rec.requests()) - before; n != 0 {
+			t.Errorf("a refused call reached the upstream (%d requests)", n)
+		}
+		wantOK(t, "keyedClash", call(t, cs, "keyedClash", map[string]any{}))
 		r := rec.last(t, "/keyed-clash")
 		t.Logf("recorded: %s %s Host %s headers %v", r.Method, r.RequestURI, r.Host, r.Header)
 		if r.Host != strings.TrimPrefix(rec.srv.URL, "http://") {
@@ -496,8 +517,10 @@ func TestStaticCredentials(t *testing.T) {
 		}
 	}
 
-	// An argument named like the API key header does not replace the key.
-	wantOK(t, "keyedClash", call(t, cs, "keyedClash", map[string]any{"X-API-Key": "agent-chosen-key"}))
+	// The API key header is not an argument: an agent cannot choose it, and
+	// the static secret is what is sent.
+	wantError(t, "keyedClash", call(t, cs, "keyedClash", map[string]any{"X-API-Key": "agent-chosen-key"}), "Invalid arguments")
+	wantOK(t, "keyedClash", call(t, cs, "keyedClash", map[string]any{}))
 	if got := rec.last(t, "/keyed-clash").Header.Values("X-Api-Key"); fmt.Sprint(got) != "["+headerKey+"]" {
 		t.Errorf("keyedClash: X-API-Key = %q, want only the static secret", got)
 	}
