@@ -205,7 +205,7 @@ type ConnectConfig struct {
 // ConnectLogin makes the connect page sign the browser in at the identity
 // provider of auth mode oauth and check it is the caller the link is for.
 type ConnectLogin struct {
-	ClientID     string `yaml:"client_id" name:"client-id" help:"With auth mode oauth: the gateway's login client at the issuer; the connect page then signs the browser in and goes on only for the caller the link was made for (recommended). Its redirect URI is BASE/connect/login/callback."`
+	ClientID     string `yaml:"client_id" name:"client-id" help:"With auth mode oauth: the gateway's login client at the issuer; the connect page then signs the browser in and goes on only for the caller the link was made for (recommended). Its redirect URI is BASE/connect/.login."`
 	ClientSecret string `yaml:"client_secret" name:"client-secret" help:"Its client secret, or env:NAME."`
 	AuthURL      string `yaml:"auth_url" name:"auth-url" placeholder:"URL" help:"The issuer's authorization endpoint (default: from its metadata)."`
 	TokenURL     string `yaml:"token_url" name:"token-url" placeholder:"URL" help:"The issuer's token endpoint (default: from its metadata)."`
