@@ -20,7 +20,9 @@ import (
 // The users' own accounts at an API (credentials mode oauth, package
 // connect) through the real binary, against a real authorization server
 // (oidc-provider, package internal/oidctest). The world is in
-// connect_env_test.go.
+// connect_env_test.go. The only waits on the clock are for an access token
+// to become due (connect.refresh_margin before the expiry that `mcpgate
+// grants list` shows): nothing but time signals that.
 
 // TestConnectFlow is the whole life of a user's grant: the first call
 // asks with a URL-mode elicitation of the gateway's own connect page; the
