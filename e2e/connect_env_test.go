@@ -332,7 +332,10 @@ func newUser(t testing.TB, login string) *user {
 	return &user{login: login, b: oidctest.NewBrowser(), t: t}
 }
 
-// handle is the client's elicitation handler.
+// handle is the client's elicitation handler. It runs in the client's
+// goroutine: a page that is not the expected one makes it decline (the
+// test then fails on the call's result); only a browser that cannot reach
+// a server at all fails the test from here.
 func (u *user) handle(_ context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
