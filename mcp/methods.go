@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+
+	"github.com/mcpgate/mcpgate/mrtr"
 )
 
 // methodSpec is one row of the method table.
@@ -377,8 +379,8 @@ func (s *Server) resume(ctx context.Context, c *call, name string, args json.Raw
 	return nil
 }
 
-func (s *Server) binding(c *call, name string, args json.RawMessage) StateBinding {
-	return StateBinding{Method: c.msg.method, Name: name, Subject: c.req.Principal.Subject, Arguments: args}
+func (s *Server) binding(c *call, name string, args json.RawMessage) mrtr.Binding {
+	return mrtr.Binding{Method: c.msg.method, Name: name, Subject: c.req.Principal.Subject, Arguments: args}
 }
 
 // pause answers a round with an InputRequiredResult, after checking that the

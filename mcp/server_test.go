@@ -1032,7 +1032,7 @@ func TestMRTR(t *testing.T) {
 		c := mcp.NewClient(newServer(nil))
 		c.Capabilities.Elicitation = &mcp.ElicitationCapability{}
 		_, err := c.CallTool(t.Context(), "quiz", map[string]any{"topic": "go"})
-		var ire *mcp.InputRequiredResultError
+		var ire *mcp.UnansweredInputError
 		if !errors.As(err, &ire) || ire.RequestState == "" || len(ire.InputRequests) != 1 || ire.InputRequests["q1"] == nil {
 			t.Errorf("err = %#v", err)
 		}

@@ -17,16 +17,16 @@ func SealedState(c *mrtr.Codec) StateCodec { return sealedState{c} }
 
 type sealedState struct{ c *mrtr.Codec }
 
-func (s sealedState) Seal(ctx context.Context, b StateBinding, round int, cont json.RawMessage) (string, error) {
-	tok, err := s.c.Pause(mrtr.Binding(b), cont, round-1)
+func (s sealedState) Seal(ctx context.Context, b mrtr.Binding, round int, cont json.RawMessage) (string, error) {
+	tok, err := s.c.Seal(b, round, cont)
 	if errors.Is(err, mrtr.ErrRejected) {
 		return "", ErrInvalidParams("Too many input rounds: %v", err)
 	}
 	return tok, err
 }
 
-func (s sealedState) Open(ctx context.Context, token string, b StateBinding) (int, json.RawMessage, error) {
-	st, err := s.c.Resume(ctx, token, mrtr.Binding(b))
+func (s sealedState) Open(ctx context.Context, token string, b mrtr.Binding) (int, json.RawMessage, error) {
+	st, err := s.c.Open(ctx, token, b)
 	if err != nil {
 		if !errors.Is(err, mrtr.ErrRejected) {
 			// A failing replay cache is the server's fault, not the client's.
@@ -55,7 +55,7 @@ func (e *ephemeralState) get() (StateCodec, error) {
 	return e.codec, e.err
 }
 
-func (e *ephemeralState) Seal(ctx context.Context, b StateBinding, round int, cont json.RawMessage) (string, error) {
+func (e *ephemeralState) Seal(ctx context.Context, b mrtr.Binding, round int, cont json.RawMessage) (string, error) {
 	c, err := e.get()
 	if err != nil {
 		return "", err
@@ -63,7 +63,7 @@ func (e *ephemeralState) Seal(ctx context.Context, b StateBinding, round int, co
 	return c.Seal(ctx, b, round, cont)
 }
 
-func (e *ephemeralState) Open(ctx context.Context, token string, b StateBinding) (int, json.RawMessage, error) {
+func (e *ephemeralState) Open(ctx context.Context, token string, b mrtr.Binding) (int, json.RawMessage, error) {
 	c, err := e.get()
 	if err != nil {
 		return 0, nil, err
