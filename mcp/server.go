@@ -89,20 +89,19 @@ type Server struct {
 	logger   *slog.Logger
 	infoMeta []byte // {"io.modelcontextprotocol/serverInfo":{...}}
 
-	mu           sync.Mutex
-	tools        atomic.Pointer[registry[toolEntry]] // swapped whole by SetTools
-	prompts      registry[promptEntry]
-	resources    registry[resourceEntry]
-	templates    registry[templateEntry]
-	completion   CompletionHandler
-	extensions   map[string]json.RawMessage
-	extMethods   map[string]methodSpec
-	capsTools    bool
-	capsPrompts  bool
-	capsRes      bool
-	taskNotifier TaskNotifier
-	tasks        *taskExt
-	closers      []func()
+	mu          sync.Mutex
+	tools       atomic.Pointer[registry[toolEntry]] // swapped whole by SetTools
+	prompts     registry[promptEntry]
+	resources   registry[resourceEntry]
+	templates   registry[templateEntry]
+	completion  CompletionHandler
+	extensions  map[string]json.RawMessage
+	extMethods  map[string]methodSpec
+	capsTools   bool
+	capsPrompts bool
+	capsRes     bool
+	tasks       *taskExt
+	closers     []func()
 
 	listeners *broker
 	discover  cached
@@ -226,10 +225,6 @@ func (c *call) era() era {
 	}
 	return modern
 }
-
-// HeaderSource gives the transport's request headers to admission; stdio has
-// none.
-type HeaderSource interface{ Get(key string) string }
 
 // admit runs every protocol check on a decoded request, in the order the
 // spec digest fixes for Streamable HTTP (header checks are skipped when hdr
