@@ -22,7 +22,7 @@ type Client struct {
 	Info Implementation
 	// AnswerInput answers the input requests of multi round-trip requests
 	// (key, method and params of each). Without it, a call that needs input
-	// fails with *InputRequiredResultError.
+	// fails with *UnansweredInputError.
 	AnswerInput func(ctx context.Context, key string, req InputRequest) (any, error)
 	// MaxRounds bounds automatic input rounds (default 10).
 	MaxRounds int
@@ -109,14 +109,16 @@ func (m *memStream) send(msg []byte) error {
 
 func (m *memStream) keepalive() error { return nil }
 
-// InputRequiredResultError is returned when the server asked for input and
-// the client has no AnswerInput.
-type InputRequiredResultError struct {
+// UnansweredInputError is what a Client returns when the server answered
+// with an InputRequiredResult and the client has no AnswerInput: the
+// client's side of a pause (the server's side is InputRequiredError). It
+// carries what the server asked and the requestState to retry with.
+type UnansweredInputError struct {
 	InputRequests map[string]json.RawMessage `json:"inputRequests"`
 	RequestState  string                     `json:"requestState"`
 }
 
-func (e *InputRequiredResultError) Error() string {
+func (e *UnansweredInputError) Error() string {
 	return fmt.Sprintf("mcp client: the server asked for %d inputs", len(e.InputRequests))
 }
 
@@ -136,7 +138,7 @@ func (c *Client) roundTrip(ctx context.Context, method string, params map[string
 		}
 		var head struct {
 			ResultType string `json:"resultType"`
-			InputRequiredResultError
+			UnansweredInputError
 		}
 		if err := json.Unmarshal(resp.Result, &head); err != nil {
 			return fmt.Errorf("mcp client: decode %s result: %w", method, err)
@@ -145,7 +147,7 @@ func (c *Client) roundTrip(ctx context.Context, method string, params map[string
 			return json.Unmarshal(resp.Result, out)
 		}
 		if c.AnswerInput == nil {
-			return &head.InputRequiredResultError
+			return &head.UnansweredInputError
 		}
 		if round+1 >= max {
 			return errors.New("mcp client: too many input rounds")

@@ -193,25 +193,6 @@ func (f *listenFilter) watches(uri string) bool {
 
 func (f *listenFilter) hasTask(id string) bool { return slices.Contains(f.TaskIDs, id) }
 
-// TaskNotifier is how the Tasks extension joins subscriptions/listen: it
-// authorizes task ids for a stream's caller and renders a fresh
-// notifications/tasks params for a task id (false when the caller may not
-// see it, or when nothing may be delivered).
-type TaskNotifier interface {
-	AuthorizeTasks(ctx context.Context, r *Request, ids []string) []string
-	TaskNotification(ctx context.Context, r *Request, id string) (params json.RawMessage, ok bool)
-}
-
-// SetTaskNotifier installs the Tasks extension's notifier.
-func (s *Server) SetTaskNotifier(n TaskNotifier) {
-	s.mu.Lock()
-	s.taskNotifier = n
-	s.mu.Unlock()
-}
-
-// PublishTask tells listen streams of this process that a task changed.
-func (s *Server) PublishTask(id string) { s.listeners.publish(event{kind: evTask, id: id}) }
-
 // listenStream is a subscriptions/listen stream whose filter was accepted:
 // what it asked for and how its notifications are rendered. It keeps only
 // what rendering needs (the caller, its capabilities and the subscription
@@ -222,7 +203,7 @@ type listenStream struct {
 	subMeta json.RawMessage // {"io.modelcontextprotocol/subscriptionId": id}
 	filter  listenFilter
 	req     *Request // caller and capabilities, for task notifications
-	tn      TaskNotifier
+	tasks   *taskExt // the Tasks extension, when enabled: task ids and notifications/tasks
 	sub     *subscriber
 }
 
@@ -261,7 +242,7 @@ func (s *Server) newListenStream(ctx context.Context, c *call) (*listenStream, *
 	}
 	s.mu.Lock()
 	caps := struct{ tools, prompts, res bool }{s.capsTools, s.capsPrompts, s.capsRes}
-	tn := s.taskNotifier
+	tx := s.tasks
 	s.mu.Unlock()
 	if len(want.TaskIDs) > 0 && !c.req.Capabilities.HasExtension(ExtensionTasks) {
 		return nil, ErrMissingCapability("taskIds needs the "+ExtensionTasks+" extension",
@@ -275,13 +256,13 @@ func (s *Server) newListenStream(ctx context.Context, c *call) (*listenStream, *
 	if caps.res {
 		got.ResourceSubscriptions = want.ResourceSubscriptions
 	}
-	if tn != nil && len(want.TaskIDs) > 0 {
-		got.TaskIDs = tn.AuthorizeTasks(ctx, c.req, want.TaskIDs)
+	if tx != nil && len(want.TaskIDs) > 0 {
+		got.TaskIDs = tx.authorize(ctx, c.req, want.TaskIDs)
 	}
 	subMeta, _ := json.Marshal(map[string]json.RawMessage{MetaSubscriptionID: c.msg.id})
 	r := c.req
 	kept := &Request{ID: r.ID, Method: r.Method, ProtocolVersion: r.ProtocolVersion, Capabilities: r.Capabilities, Principal: r.Principal}
-	return &listenStream{srv: s, id: c.msg.id, subMeta: subMeta, filter: got, req: kept, tn: tn}, nil
+	return &listenStream{srv: s, id: c.msg.id, subMeta: subMeta, filter: got, req: kept, tasks: tx}, nil
 }
 
 // subscribe joins the broker; see broker.subscribe for kick.
@@ -341,10 +322,10 @@ func (ls *listenStream) deliver(ctx context.Context, emit func([]byte) error) er
 		send("notifications/resources/updated", updated{ls.subMeta, u})
 	}
 	for _, id := range taskIDs {
-		if ls.tn == nil {
+		if ls.tasks == nil {
 			break
 		}
-		if p, ok := ls.tn.TaskNotification(ctx, ls.req, id); ok {
+		if p, ok := ls.tasks.notification(ctx, ls.req, id); ok {
 			send("notifications/tasks", withMeta(p, ls.subMeta))
 		}
 	}

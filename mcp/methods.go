@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"strings"
 )
 
 // methodSpec is one row of the method table.
@@ -62,10 +61,10 @@ func (s *Server) lookupMethod(name string) (methodSpec, bool) {
 	return spec, true
 }
 
-// RegisterExtension advertises an extension in server/discover and adds its
-// methods to the method table. An extension package (such as the Tasks
-// extension) calls it once, before serving.
-func (s *Server) RegisterExtension(id string, settings json.RawMessage, methods map[string]ExtensionMethod) {
+// registerExtension advertises an extension in server/discover and adds
+// its methods to the method table. The Tasks extension calls it once,
+// before serving.
+func (s *Server) registerExtension(id string, settings json.RawMessage, methods map[string]extensionMethod) {
 	if settings == nil {
 		settings = json.RawMessage("{}")
 	}
@@ -76,12 +75,12 @@ func (s *Server) RegisterExtension(id string, settings json.RawMessage, methods 
 	}
 	s.extensions[id] = settings
 	for name, m := range methods {
-		h := m.Handler
+		h := m.handler
 		s.extMethods[name] = methodSpec{
 			enabled:   func() bool { return true },
-			nameParam: m.NameParam,
+			nameParam: m.nameParam,
 			handle: func(ctx context.Context, c *call) ([]byte, *Error) {
-				res, err := h(ctx, &ExtensionRequest{Request: c.req, Params: c.msg.params, TaskID: deref(c.params.TaskID)})
+				res, err := h(ctx, &extensionRequest{Request: c.req, params: c.msg.params, taskID: deref(c.params.TaskID)})
 				if err != nil {
 					return nil, s.toError(c.msg.method, err)
 				}
@@ -93,33 +92,20 @@ func (s *Server) RegisterExtension(id string, settings json.RawMessage, methods 
 	s.discover.reset()
 }
 
-// ExtensionMethod is a method an extension adds.
-type ExtensionMethod struct {
-	// Handler returns the complete encoded result (use Server.EncodeResult).
-	Handler func(ctx context.Context, req *ExtensionRequest) (json.RawMessage, error)
-	// NameParam is the params member mirrored in the Mcp-Name header
+// extensionMethod is a method an extension adds.
+type extensionMethod struct {
+	// handler returns the complete encoded result (see encodeResult).
+	handler func(ctx context.Context, req *extensionRequest) (json.RawMessage, error)
+	// nameParam is the params member mirrored in the Mcp-Name header
 	// ("taskId" for the Tasks extension), or empty.
-	NameParam string
+	nameParam string
 }
 
-// ExtensionRequest is a request to an extension method.
-type ExtensionRequest struct {
+// extensionRequest is a request to an extension method.
+type extensionRequest struct {
 	*Request
-	// Params are the raw params of the request.
-	Params json.RawMessage
-	// TaskID is params.taskId, when present.
-	TaskID string
-}
-
-// EncodeResult encodes v as a result of the given resultType with the
-// server's identity in _meta. v must encode as a JSON object without
-// resultType and _meta members.
-func (s *Server) EncodeResult(resultType string, v any) (json.RawMessage, error) {
-	b, jerr := s.encodeResult(resultType, v, false)
-	if jerr != nil {
-		return nil, jerr
-	}
-	return b, nil
+	params json.RawMessage // the raw params of the request
+	taskID string          // params.taskId, when present
 }
 
 func deref(p *string) string {
@@ -149,18 +135,6 @@ func (s *Server) handleDiscover(ctx context.Context, c *call) ([]byte, *Error) {
 	}), nil
 }
 
-func (s *Server) handleToolsList(ctx context.Context, c *call) ([]byte, *Error) {
-	snap := s.toolSnapshot()
-	call, list := s.opts.ToolFilter, s.opts.ListFilter
-	if call != nil || list != nil {
-		return snap.filteredPage(s, "tools", c.params.Cursor, func(e *toolEntry) bool {
-			p := c.req.Principal
-			return (call == nil || call(ctx, p, &e.tool)) && (list == nil || list(ctx, p, &e.tool))
-		}, c.era())
-	}
-	return snap.listPage(s, "tools", c.params.Cursor, c.era())
-}
-
 func (s *Server) handlePromptsList(ctx context.Context, c *call) ([]byte, *Error) {
 	return s.prompts.current(&s.mu).listPage(s, "prompts", c.params.Cursor, c.era())
 }
@@ -171,35 +145,6 @@ func (s *Server) handleResourcesList(ctx context.Context, c *call) ([]byte, *Err
 
 func (s *Server) handleTemplatesList(ctx context.Context, c *call) ([]byte, *Error) {
 	return s.templates.current(&s.mu).listPage(s, "resourceTemplates", c.params.Cursor, c.era())
-}
-
-func (s *Server) handleToolsCall(ctx context.Context, c *call) ([]byte, *Error) {
-	if c.params.Name == nil {
-		return nil, ErrInvalidParams("Invalid params: name is required")
-	}
-	name := *c.params.Name
-	e := s.lookupTool(name)
-	if e == nil || (s.opts.ToolFilter != nil && !s.opts.ToolFilter(ctx, c.req.Principal, &e.tool)) {
-		return nil, ErrInvalidParams("Unknown tool: %s", name)
-	}
-	args := c.params.Arguments
-	if string(args) == "null" {
-		args = nil
-	}
-	if args != nil && args[0] != '{' {
-		return nil, ErrInvalidParams("Invalid params: arguments must be an object")
-	}
-	if err := s.resume(ctx, c, name, args); err != nil {
-		return nil, err
-	}
-	switch {
-	case e.dispatch != nil:
-		return s.dispatchTool(ctx, c, e, name, args)
-	case e.task != nil:
-		return s.callTaskTool(ctx, c, e.task, name, args)
-	}
-	res, err := e.handler(ctx, &CallToolRequest{Request: c.req, Name: name, Arguments: args})
-	return s.toolOutcome(ctx, c, name, args, res, err)
 }
 
 func (s *Server) handlePromptsGet(ctx context.Context, c *call) ([]byte, *Error) {
@@ -347,105 +292,4 @@ func (s *Server) handleComplete(ctx context.Context, c *call) ([]byte, *Error) {
 	return s.encodeFor(c, ResultComplete, struct {
 		Completion *Completion `json:"completion"`
 	}{comp}, false)
-}
-
-// resume reads the retry members of a multi round-trip request: the input
-// responses (each must be an object) and the sealed requestState, verified
-// against this request before anything in it is used.
-func (s *Server) resume(ctx context.Context, c *call, name string, args json.RawMessage) *Error {
-	if raw := c.params.InputResponses; raw != nil && string(raw) != "null" {
-		var m map[string]json.RawMessage
-		if raw[0] != '{' || json.Unmarshal(raw, &m) != nil {
-			return ErrInvalidParams("Invalid params: inputResponses must be an object")
-		}
-		for k, v := range m {
-			if len(v) == 0 || v[0] != '{' {
-				return ErrInvalidParams("Invalid params: inputResponses[%q] must be an object", k)
-			}
-		}
-		c.req.InputResponses = m
-	}
-	if c.params.RequestState == nil {
-		return nil
-	}
-	round, cont, err := s.opts.StateCodec.Open(ctx, *c.params.RequestState, s.binding(c, name, args))
-	if err != nil {
-		var je *Error
-		if errors.As(err, &je) {
-			return je
-		}
-		return ErrInvalidParams("Invalid requestState: %v", err)
-	}
-	c.req.Round, c.req.continuation = round, cont
-	return nil
-}
-
-func (s *Server) binding(c *call, name string, args json.RawMessage) StateBinding {
-	return StateBinding{Method: c.msg.method, Name: name, Subject: c.req.Principal.Subject, Arguments: args}
-}
-
-// pause answers a round with an InputRequiredResult, after checking that the
-// client declared every capability the input requests need.
-func (s *Server) pause(ctx context.Context, c *call, name string, args json.RawMessage, ir *InputRequiredError) ([]byte, *Error) {
-	if missing, what := missingCapabilities(&c.req.Capabilities, ir.Requests); missing != nil {
-		return nil, ErrMissingCapability("This request needs the client's "+what+" capability", *missing)
-	}
-	cont, err := json.Marshal(ir.Continuation)
-	if err != nil {
-		return nil, s.toError(c.msg.method, err)
-	}
-	token, err := s.opts.StateCodec.Seal(ctx, s.binding(c, name, args), c.req.Round+1, cont)
-	if err != nil {
-		return nil, s.toError(c.msg.method, err)
-	}
-	if c.legacy {
-		// A legacy session asks the client itself and runs the handler
-		// again (session.serve); nothing is encoded.
-		c.paused = &pausedRound{requests: ir.Requests, state: token}
-		return nil, nil
-	}
-	return s.encodeResult(ResultInputRequired, struct {
-		InputRequests map[string]InputRequest `json:"inputRequests,omitempty"`
-		RequestState  string                  `json:"requestState"`
-	}{ir.Requests, token}, false)
-}
-
-// missingCapabilities returns the capabilities the input requests need that
-// the client did not declare, and a word naming them.
-func missingCapabilities(caps *ClientCapabilities, reqs map[string]InputRequest) (*ClientCapabilities, string) {
-	var need ClientCapabilities
-	var names []string
-	for _, r := range reqs {
-		switch r.Method {
-		case MethodElicit:
-			url := false
-			switch p := r.Params.(type) {
-			case ElicitParams:
-				url = p.Mode == "url"
-			case *ElicitParams:
-				url = p != nil && p.Mode == "url"
-			}
-			if caps.Elicitation == nil || (url && caps.Elicitation.URL == nil) {
-				need.Elicitation = &ElicitationCapability{}
-				if url {
-					need.Elicitation.URL = &struct{}{}
-				}
-				names = append(names, "elicitation")
-			}
-		case MethodCreateMessage:
-			if caps.Sampling == nil {
-				need.Sampling = &SamplingCapability{}
-				names = append(names, "sampling")
-			}
-		case MethodListRoots:
-			if caps.Roots == nil {
-				need.Roots = &struct{}{}
-				names = append(names, "roots")
-			}
-		}
-	}
-	if names == nil {
-		return nil, ""
-	}
-	return &need, strings.Join(names, " and ")
 }

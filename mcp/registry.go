@@ -294,15 +294,6 @@ func (it *item[T]) wireFor(e era) json.RawMessage {
 
 // Registry entries.
 
-type toolEntry struct {
-	tool       Tool
-	handler    ToolHandler
-	headers    []headerParam   // x-mcp-header annotated arguments
-	task       *TaskTool       // set for tools that can run as a task
-	dispatch   Dispatch        // set for a tool that hands its calls to others
-	legacyWire json.RawMessage // the 2025-11-25 form, when it differs
-}
-
 type promptEntry struct {
 	prompt  Prompt
 	handler PromptHandler
@@ -318,75 +309,6 @@ type templateEntry struct {
 	handler ResourceHandler
 	match   *regexp.Regexp
 	vars    []string
-}
-
-// AddTool registers (or replaces) a tool with a raw JSON Schema as its input
-// schema; an empty schema means a tool without arguments. The schema's root
-// must be an object schema. Listening clients are told the list changed.
-func (s *Server) AddTool(t *Tool, h ToolHandler) error {
-	if h == nil {
-		return fmt.Errorf("mcp: tool %q: nil handler", t.Name)
-	}
-	return s.addTool(t, h, nil)
-}
-
-func (s *Server) addTool(t *Tool, h ToolHandler, task *TaskTool) error {
-	wire, e, err := newToolEntry(t, h, task)
-	if err != nil {
-		return err
-	}
-	s.mu.Lock()
-	s.tools.Load().put(e.tool.Name, wire, e.legacyWire, e)
-	s.setCap(&s.capsTools)
-	s.mu.Unlock()
-	s.toolsChanged()
-	return nil
-}
-
-// newToolEntry validates t and encodes its wire form.
-func newToolEntry(t *Tool, h ToolHandler, task *TaskTool) (json.RawMessage, *toolEntry, error) {
-	if err := validToolName(t.Name); err != nil {
-		return nil, nil, err
-	}
-	tool := *t
-	if len(tool.InputSchema) == 0 {
-		tool.InputSchema = json.RawMessage(`{"type":"object","additionalProperties":false}`)
-	}
-	headers, err := headerParams(tool.InputSchema)
-	if err != nil {
-		return nil, nil, fmt.Errorf("mcp: tool %q: %w", t.Name, err)
-	}
-	wire, err := json.Marshal(&tool)
-	if err != nil {
-		return nil, nil, fmt.Errorf("mcp: tool %q: encode: %w", t.Name, err)
-	}
-	e := &toolEntry{tool: tool, handler: h, headers: headers, task: task}
-	if e.legacyWire, err = legacyToolWire(&tool); err != nil {
-		return nil, nil, fmt.Errorf("mcp: tool %q: encode: %w", t.Name, err)
-	}
-	return wire, e, nil
-}
-
-// RemoveTools removes tools by name and notifies listening clients.
-func (s *Server) RemoveTools(names ...string) {
-	s.mu.Lock()
-	changed := false
-	for _, n := range names {
-		changed = s.tools.Load().remove(n) || changed
-	}
-	s.mu.Unlock()
-	if changed {
-		s.toolsChanged()
-	}
-}
-
-// toolsChanged tells listening clients of this process, then the
-// ToolsChanged callback, that the tool list changed.
-func (s *Server) toolsChanged() {
-	s.listeners.publish(event{kind: evTools})
-	if f := s.opts.ToolsChanged; f != nil {
-		f()
-	}
 }
 
 // AddPrompt registers (or replaces) a prompt.
@@ -480,29 +402,6 @@ func (s *Server) setCap(c *bool) {
 		*c = true
 		s.discover.reset()
 	}
-}
-
-func (s *Server) lookupTool(name string) *toolEntry {
-	return s.toolSnapshot().get(name)
-}
-
-// toolSnapshot is the current tool set's snapshot.
-func (s *Server) toolSnapshot() *snapshot[toolEntry] {
-	return s.tools.Load().current(&s.mu)
-}
-
-// validToolName enforces the spec's SHOULD: 1–128 of [A-Za-z0-9_.-].
-func validToolName(name string) error {
-	if name == "" || len(name) > 128 {
-		return fmt.Errorf("mcp: tool name %q must be 1 to 128 characters", name)
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.') {
-			return fmt.Errorf("mcp: tool name %q has a character other than A-Z a-z 0-9 _ - or a dot", name)
-		}
-	}
-	return nil
 }
 
 // compileTemplate turns a level-1/2 RFC 6570 template into a matcher.

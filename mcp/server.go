@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcpgate/mcpgate/internal/jsonx"
+	"github.com/mcpgate/mcpgate/mrtr"
 )
 
 // ServerOptions configure a Server. The zero value is usable.
@@ -66,24 +67,18 @@ type ServerOptions struct {
 }
 
 // StateCodec seals the state of a paused request into the opaque
-// requestState token and verifies it when the client retries. Package mrtr
-// provides the AEAD implementation.
+// requestState token and verifies it when the client retries. It speaks
+// package mrtr's vocabulary: the binding is an mrtr.Binding (method, tool
+// or prompt name or resource URI, caller, arguments) and rounds count
+// pauses from 1, as Request.Round does. SealedState adapts an mrtr.Codec.
 type StateCodec interface {
-	// Seal returns a token for a request paused in round (1-based).
-	Seal(ctx context.Context, b StateBinding, round int, continuation json.RawMessage) (string, error)
+	// Seal returns a token for a request pausing in round (1 on its first
+	// pause).
+	Seal(ctx context.Context, b mrtr.Binding, round int, continuation json.RawMessage) (string, error)
 	// Open verifies token against the retrying request and returns the round
 	// it was sealed in and the continuation. Any failure is an error that is
 	// safe to show the client.
-	Open(ctx context.Context, token string, b StateBinding) (round int, continuation json.RawMessage, err error)
-}
-
-// StateBinding is what a requestState is bound to: the method, the name of
-// the tool or prompt (or the resource URI), the caller and the arguments.
-type StateBinding struct {
-	Method    string
-	Name      string
-	Subject   string
-	Arguments json.RawMessage
+	Open(ctx context.Context, token string, b mrtr.Binding) (round int, continuation json.RawMessage, err error)
 }
 
 // Server is an MCP server. It is safe for concurrent use; registering
@@ -94,20 +89,19 @@ type Server struct {
 	logger   *slog.Logger
 	infoMeta []byte // {"io.modelcontextprotocol/serverInfo":{...}}
 
-	mu           sync.Mutex
-	tools        atomic.Pointer[registry[toolEntry]] // swapped whole by SetTools
-	prompts      registry[promptEntry]
-	resources    registry[resourceEntry]
-	templates    registry[templateEntry]
-	completion   CompletionHandler
-	extensions   map[string]json.RawMessage
-	extMethods   map[string]methodSpec
-	capsTools    bool
-	capsPrompts  bool
-	capsRes      bool
-	taskNotifier TaskNotifier
-	tasks        *taskExt
-	closers      []func()
+	mu          sync.Mutex
+	tools       atomic.Pointer[registry[toolEntry]] // swapped whole by SetTools
+	prompts     registry[promptEntry]
+	resources   registry[resourceEntry]
+	templates   registry[templateEntry]
+	completion  CompletionHandler
+	extensions  map[string]json.RawMessage
+	extMethods  map[string]methodSpec
+	capsTools   bool
+	capsPrompts bool
+	capsRes     bool
+	tasks       *taskExt
+	closers     []func()
 
 	listeners *broker
 	discover  cached
@@ -231,10 +225,6 @@ func (c *call) era() era {
 	}
 	return modern
 }
-
-// HeaderSource gives the transport's request headers to admission; stdio has
-// none.
-type HeaderSource interface{ Get(key string) string }
 
 // admit runs every protocol check on a decoded request, in the order the
 // spec digest fixes for Streamable HTTP (header checks are skipped when hdr

@@ -454,7 +454,8 @@ func TestHandlerPanic(t *testing.T) {
 	}))
 	must(t, s.AddPrompt(&mcp.Prompt{Name: "boom"}, func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 		var m map[string]int
-		m["x"]++ // nil map write
+		//lint:ignore SA5000 the nil map write is the panic under test
+		m["x"]++
 		return nil, nil
 	}))
 	addText(t, s, "ok", "fine")
@@ -814,21 +815,22 @@ func TestSchemaFor(t *testing.T) {
 	}
 	type Args struct {
 		Embedded
-		Name    string            `json:"name" jsonschema:"who"`
-		Age     int               `json:"age,omitempty"`
-		Tags    []string          `json:"tags,omitzero"`
-		Scores  map[string]uint8  `json:"scores,omitempty"`
-		When    time.Time         `json:"when"`
-		Maybe   *bool             `json:"maybe"`
-		Blob    []byte            `json:"blob,omitempty"`
-		Raw     json.RawMessage   `json:"raw,omitempty"`
-		Any     any               `json:"any,omitempty"`
-		Inner   Inner             `json:"inner"`
-		List    []*Inner          `json:"list,omitempty"`
-		NoTag   bool              // no json tag: named after the field, required
-		Skipped string            `json:"-"`
-		hidden  int               // unexported: left out
-		ByName  map[string]string `json:"byName,omitempty"`
+		Name    string           `json:"name" jsonschema:"who"`
+		Age     int              `json:"age,omitempty"`
+		Tags    []string         `json:"tags,omitzero"`
+		Scores  map[string]uint8 `json:"scores,omitempty"`
+		When    time.Time        `json:"when"`
+		Maybe   *bool            `json:"maybe"`
+		Blob    []byte           `json:"blob,omitempty"`
+		Raw     json.RawMessage  `json:"raw,omitempty"`
+		Any     any              `json:"any,omitempty"`
+		Inner   Inner            `json:"inner"`
+		List    []*Inner         `json:"list,omitempty"`
+		NoTag   bool             // no json tag: named after the field, required
+		Skipped string           `json:"-"`
+		//lint:ignore U1000 an unexported field is what SchemaFor must leave out
+		hidden int               // unexported: left out
+		ByName map[string]string `json:"byName,omitempty"`
 	}
 	type Node struct {
 		Next *Node `json:"next"`
@@ -1032,7 +1034,7 @@ func TestMRTR(t *testing.T) {
 		c := mcp.NewClient(newServer(nil))
 		c.Capabilities.Elicitation = &mcp.ElicitationCapability{}
 		_, err := c.CallTool(t.Context(), "quiz", map[string]any{"topic": "go"})
-		var ire *mcp.InputRequiredResultError
+		var ire *mcp.UnansweredInputError
 		if !errors.As(err, &ire) || ire.RequestState == "" || len(ire.InputRequests) != 1 || ire.InputRequests["q1"] == nil {
 			t.Errorf("err = %#v", err)
 		}

@@ -26,6 +26,30 @@ type StdioOptions struct {
 // the end of input, listen streams end and other requests are allowed to
 // finish. Only MCP messages are written to out.
 func ServeStdio(ctx context.Context, s *Server, in io.Reader, out io.Writer, opts *StdioOptions) error {
+	c := newStdioConn(ctx, s, out, opts)
+	defer c.close()
+	return c.readLoop(in)
+}
+
+// stdioConn is one stdio connection: a client on the other end of in and
+// out. Its read loop routes each message (dispatch); requests run in
+// their own goroutines, bounded by MaxInFlight; a legacy client's session
+// lives here (legacy_stdio.go).
+type stdioConn struct {
+	srv    *Server
+	opts   StdioOptions
+	ctx    context.Context
+	cancel context.CancelFunc // ends every request at close
+	w      *stdioWriter
+	legacy *session // this process's legacy session, once initialized; read loop only
+
+	mu       sync.Mutex
+	inflight map[string]*stdioCall // by raw request id
+	wg       sync.WaitGroup        // running requests
+	sem      chan struct{}         // one token per running request
+}
+
+func newStdioConn(ctx context.Context, s *Server, out io.Writer, opts *StdioOptions) *stdioConn {
 	var o StdioOptions
 	if opts != nil {
 		o = *opts
@@ -36,165 +60,168 @@ func ServeStdio(ctx context.Context, s *Server, in io.Reader, out io.Writer, opt
 	if o.MaxInFlight <= 0 {
 		o.MaxInFlight = 64
 	}
-	w := &stdioWriter{w: bufio.NewWriter(out)}
-	ctx, cancelAll := context.WithCancel(ctx)
-	defer cancelAll()
+	ctx, cancel := context.WithCancel(ctx)
+	return &stdioConn{
+		srv: s, opts: o, ctx: ctx, cancel: cancel,
+		w:        &stdioWriter{w: bufio.NewWriter(out)},
+		inflight: map[string]*stdioCall{},
+		sem:      make(chan struct{}, o.MaxInFlight),
+	}
+}
 
-	var legacy *session // this process's legacy session, once initialized
-	defer func() {
-		if legacy != nil {
-			legacy.close()
-		}
-	}()
-	var (
-		mu       sync.Mutex
-		inflight = map[string]*stdioCall{}
-		wg       sync.WaitGroup
-		sem      = make(chan struct{}, o.MaxInFlight)
-	)
+// stdioCall is a request in flight.
+type stdioCall struct {
+	cancel    context.CancelFunc
+	cancelled bool // by notifications/cancelled or shutdown: no response is written
+	listen    bool
+}
+
+// readLoop reads one message per line until the input ends.
+func (c *stdioConn) readLoop(in io.Reader) error {
 	r := bufio.NewReaderSize(in, 64<<10)
 	for {
-		line, err := readLine(r, o.MaxMessageBytes)
+		line, err := readLine(r, c.opts.MaxMessageBytes)
 		if len(bytes.TrimSpace(line)) > 0 {
-			msg, id, jerr := decodeMessage(line)
-			switch {
-			case jerr != nil:
-				w.write(appendError(nil, idOrNull(id), jerr))
-			case msg.response:
-				if legacy != nil {
-					legacy.deliver(msg) // an answer to a server-to-client request
-				} else {
-					w.write(appendError(nil, msg.id, NewError(CodeInvalidRequest, "Invalid Request: clients must not send JSON-RPC responses", nil)))
-				}
-			case msg.isNotification():
-				if msg.method == "notifications/cancelled" {
-					if p, _ := decodeParams(msg.params); p != nil && p.RequestID != nil {
-						mu.Lock()
-						if c, ok := inflight[string(p.RequestID)]; ok {
-							c.cancelled = true
-							c.cancel()
-						}
-						mu.Unlock()
-					}
-				}
-			default:
-				key := string(msg.id)
-				mu.Lock()
-				_, dup := inflight[key]
-				mu.Unlock()
-				if dup {
-					w.write(appendError(nil, msg.id, NewError(CodeInvalidRequest, "Invalid Request: id is already in use by a request in progress", nil)))
-					break
-				}
-				// Era: an initialize without modern _meta opens this
-				// process's legacy session; after it, requests without
-				// modern _meta belong to that session. Modern requests
-				// stay stateless either way.
-				if msg.method == "initialize" && !msg.hasModernMeta() {
-					_, ob := s.observe(ctx, msg, "stdio", LatestLegacyVersion)
-					sess, res, jerr := s.newSession(msg.params, PrincipalFrom(ctx))
-					if sess != nil {
-						ob.setVersion(sess.version)
-					}
-					ob.end(res, jerr)
-					if jerr != nil {
-						w.write(appendError(nil, msg.id, jerr))
-						break
-					}
-					if legacy != nil {
-						legacy.close()
-					}
-					legacy = sess
-					go forwardSessionNotifications(ctx, sess, w)
-					w.write(appendResponse(nil, msg.id, res))
-					break
-				}
-				var serve func(ctx context.Context, st stream) ([]byte, *Error)
-				var octx context.Context
-				var ob *observation
-				if legacy != nil && !msg.hasModernMeta() {
-					sess := legacy
-					octx, ob = s.observe(ctx, msg, "stdio", sess.version)
-					serve = func(ctx context.Context, st stream) ([]byte, *Error) { return sess.serve(ctx, msg, st, ob) }
-				} else {
-					octx, ob = s.observe(ctx, msg, "stdio", "")
-					c, jerr := s.admit(octx, msg, nil)
-					if jerr != nil {
-						ob.end(nil, jerr)
-						w.write(appendError(nil, msg.id, jerr))
-						break
-					}
-					c.obs = ob
-					serve = func(ctx context.Context, st stream) ([]byte, *Error) { return s.handle(ctx, c, st) }
-				}
-				cctx, cancel := context.WithCancel(octx)
-				sc := &stdioCall{cancel: cancel, listen: msg.method == "subscriptions/listen"}
-				mu.Lock()
-				inflight[key] = sc
-				mu.Unlock()
-				sem <- struct{}{}
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					defer func() { <-sem }()
-					result, jerr := serve(cctx, &stdioStream{w: w, call: sc, mu: &mu})
-					defer ob.end(result, jerr)
-					mu.Lock()
-					delete(inflight, key)
-					skip := sc.cancelled
-					mu.Unlock()
-					cancel()
-					if skip || (result == nil && jerr == nil) {
-						return
-					}
-					if jerr != nil {
-						w.write(appendError(nil, msg.id, jerr))
-					} else {
-						w.write(appendResponse(nil, msg.id, result))
-					}
-				}()
-			}
+			c.dispatch(line)
+		}
+		if errors.Is(err, errTooLargeLine) {
+			c.replyError(nil, NewError(CodeInvalidRequest, fmt.Sprintf("Invalid Request: message exceeds %d bytes", c.opts.MaxMessageBytes), nil))
+			continue
 		}
 		if err != nil {
-			if errors.Is(err, errTooLargeLine) {
-				w.write(appendError(nil, idOrNull(nil), NewError(CodeInvalidRequest, fmt.Sprintf("Invalid Request: message exceeds %d bytes", o.MaxMessageBytes), nil)))
-				continue
-			}
-			// End of input: listen streams end now, other requests finish.
-			mu.Lock()
-			for _, c := range inflight {
-				if c.listen {
-					c.cancelled = true
-					c.cancel()
-				}
-			}
-			mu.Unlock()
-			wg.Wait()
-			if errors.Is(err, io.EOF) {
-				return w.err()
-			}
-			return fmt.Errorf("mcp: stdio read: %w", err)
+			return c.shutdown(err)
 		}
 	}
 }
 
-// forwardSessionNotifications writes a legacy session's list changes and
-// resource updates to out until the session or ctx ends.
-func forwardSessionNotifications(ctx context.Context, sess *session, w *stdioWriter) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-sess.done:
-			return
-		case <-sess.sub.wake:
-			for _, msg := range sess.pendingNotifications() {
-				if w.write(msg) != nil {
-					return
-				}
-			}
+// dispatch routes one message.
+func (c *stdioConn) dispatch(line []byte) {
+	msg, id, jerr := decodeMessage(line)
+	switch {
+	case jerr != nil:
+		c.replyError(id, jerr)
+	case msg.response:
+		c.deliverResponse(msg)
+	case msg.isNotification():
+		if msg.method == "notifications/cancelled" {
+			c.cancelRequest(msg)
+		}
+	default:
+		c.request(msg)
+	}
+}
+
+// request starts a request: after the id check, the era decides who
+// serves it. An initialize without modern _meta opens this process's
+// legacy session; after it, requests without modern _meta belong to that
+// session. Modern requests stay stateless either way.
+func (c *stdioConn) request(msg *message) {
+	if c.inUse(msg.id) {
+		c.replyError(msg.id, NewError(CodeInvalidRequest, "Invalid Request: id is already in use by a request in progress", nil))
+		return
+	}
+	if msg.method == "initialize" && !msg.hasModernMeta() {
+		c.initialize(msg)
+		return
+	}
+	if c.legacy != nil && !msg.hasModernMeta() {
+		c.serveLegacy(msg)
+		return
+	}
+	ctx, ob := c.srv.observe(c.ctx, msg, "stdio", "")
+	call, jerr := c.srv.admit(ctx, msg, nil)
+	if jerr != nil {
+		ob.end(nil, jerr)
+		c.replyError(msg.id, jerr)
+		return
+	}
+	call.obs = ob
+	c.start(ctx, msg, ob, func(ctx context.Context, st stream) ([]byte, *Error) { return c.srv.handle(ctx, call, st) })
+}
+
+// start runs serve in its own goroutine once the in-flight limit allows
+// (the read loop waits until then) and writes its answer, unless the
+// request was cancelled.
+func (c *stdioConn) start(ctx context.Context, msg *message, ob *observation, serve func(context.Context, stream) ([]byte, *Error)) {
+	ctx, cancel := context.WithCancel(ctx)
+	sc := &stdioCall{cancel: cancel, listen: msg.method == "subscriptions/listen"}
+	key := string(msg.id)
+	c.mu.Lock()
+	c.inflight[key] = sc
+	c.mu.Unlock()
+	c.sem <- struct{}{}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		defer func() { <-c.sem }()
+		result, jerr := serve(ctx, &stdioStream{c: c, call: sc})
+		defer ob.end(result, jerr)
+		c.mu.Lock()
+		delete(c.inflight, key)
+		skip := sc.cancelled
+		c.mu.Unlock()
+		cancel()
+		switch {
+		case skip || (result == nil && jerr == nil):
+		case jerr != nil:
+			c.replyError(msg.id, jerr)
+		default:
+			c.w.write(appendResponse(nil, msg.id, result))
+		}
+	}()
+}
+
+func (c *stdioConn) inUse(id json.RawMessage) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.inflight[string(id)]
+	return ok
+}
+
+// cancelRequest handles notifications/cancelled: the request it names
+// stops and gets no response.
+func (c *stdioConn) cancelRequest(msg *message) {
+	p, _ := decodeParams(msg.params)
+	if p == nil || p.RequestID == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if sc, ok := c.inflight[string(p.RequestID)]; ok {
+		sc.cancelled = true
+		sc.cancel()
+	}
+}
+
+// shutdown handles the end of input: listen streams end now, other
+// requests finish and are answered.
+func (c *stdioConn) shutdown(readErr error) error {
+	c.mu.Lock()
+	for _, sc := range c.inflight {
+		if sc.listen {
+			sc.cancelled = true
+			sc.cancel()
 		}
 	}
+	c.mu.Unlock()
+	c.wg.Wait()
+	if errors.Is(readErr, io.EOF) {
+		return c.w.err()
+	}
+	return fmt.Errorf("mcp: stdio read: %w", readErr)
+}
+
+// close ends what is left: the legacy session and any request context.
+func (c *stdioConn) close() {
+	c.cancel()
+	if c.legacy != nil {
+		c.legacy.close()
+	}
+}
+
+// replyError writes an error answer; an id that could not be read is null.
+func (c *stdioConn) replyError(id json.RawMessage, jerr *Error) {
+	c.w.write(appendError(nil, idOrNull(id), jerr))
 }
 
 // idOrNull is the id of an error reply on stdio: the request's id, or null
@@ -208,12 +235,6 @@ func idOrNull(id json.RawMessage) json.RawMessage {
 		return json.RawMessage("null")
 	}
 	return id
-}
-
-type stdioCall struct {
-	cancel    context.CancelFunc
-	cancelled bool
-	listen    bool
 }
 
 var errTooLargeLine = errors.New("line too long")
@@ -275,19 +296,18 @@ func (sw *stdioWriter) err() error {
 // stdioStream carries a request's notifications; nothing more is written
 // for a request once it was cancelled.
 type stdioStream struct {
-	w    *stdioWriter
+	c    *stdioConn
 	call *stdioCall
-	mu   *sync.Mutex
 }
 
 func (st *stdioStream) send(msg []byte) error {
-	st.mu.Lock()
+	st.c.mu.Lock()
 	cancelled := st.call.cancelled
-	st.mu.Unlock()
+	st.c.mu.Unlock()
 	if cancelled {
 		return context.Canceled
 	}
-	return st.w.write(msg) // written (buffered and flushed) before it returns
+	return st.c.w.write(msg) // written (buffered and flushed) before it returns
 }
 
 func (st *stdioStream) keepalive() error { return nil }

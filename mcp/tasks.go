@@ -134,6 +134,7 @@ type TaskConfig struct {
 }
 
 type taskExt struct {
+	srv     *Server
 	cfg     TaskConfig
 	manager tasks.Manager
 }
@@ -151,22 +152,21 @@ func (s *Server) EnableTasks(cfg TaskConfig) error {
 	if cfg.PollInterval <= 0 {
 		cfg.PollInterval = time.Second
 	}
-	x := &taskExt{cfg: cfg, manager: cfg.Runner.Manager()}
+	x := &taskExt{srv: s, cfg: cfg, manager: cfg.Runner.Manager()}
 	s.mu.Lock()
 	s.tasks = x
 	s.mu.Unlock()
-	s.RegisterExtension(ExtensionTasks, nil, map[string]ExtensionMethod{
-		"tasks/get":    {Handler: s.tasksGet, NameParam: "taskId"},
-		"tasks/update": {Handler: s.tasksUpdate, NameParam: "taskId"},
-		"tasks/cancel": {Handler: s.tasksCancel, NameParam: "taskId"},
+	s.registerExtension(ExtensionTasks, nil, map[string]extensionMethod{
+		"tasks/get":    {handler: s.tasksGet, nameParam: "taskId"},
+		"tasks/update": {handler: s.tasksUpdate, nameParam: "taskId"},
+		"tasks/cancel": {handler: s.tasksCancel, nameParam: "taskId"},
 	})
-	s.SetTaskNotifier(taskNotifier{s})
 	if pub := cfg.Runner.Publisher(); pub != nil {
 		ch, stop := pub.Subscribe(context.Background())
 		s.onClose(stop)
 		go func() {
 			for id := range ch {
-				s.PublishTask(id)
+				s.listeners.publish(event{kind: evTask, id: id}) // to this process's listen streams
 			}
 		}()
 	}
@@ -322,47 +322,6 @@ func (s *Server) runTask(ctx context.Context, t *TaskTool, ex *tasks.Exec) (json
 	return b, nil
 }
 
-// toolOutcome encodes what a synchronous tool run returned.
-func (s *Server) toolOutcome(ctx context.Context, c *call, name string, args json.RawMessage, res *CallToolResult, err error) ([]byte, *Error) {
-	if err != nil {
-		var ir *InputRequiredError
-		var je *Error
-		switch {
-		case errors.As(err, &ir):
-			return s.pause(ctx, c, name, args, ir)
-		case errors.As(err, &je):
-			return nil, je
-		case ctx.Err() != nil:
-			return nil, s.toError(c.msg.method, ctx.Err())
-		}
-		// A plain error from a tool handler is a tool execution error the
-		// model can read (handlers choose what they put in it).
-		res = ToolError(err.Error())
-	}
-	if res == nil {
-		return nil, s.toError(c.msg.method, errors.New("tool handler returned no result"))
-	}
-	meta := res.Meta
-	if meta != nil {
-		meta = s.resultMeta(c, meta)
-	}
-	out := *res
-	out.Meta = meta
-	if c.obs != nil {
-		c.obs.toolError = out.IsError
-	}
-	info := s.infoMeta
-	if c.legacy {
-		info = nil
-	}
-	b, err := appendToolResult(make([]byte, 0, resultSizeHint(&out)+len(info)), &out, info, c.era())
-	if err != nil {
-		s.logger.Error("mcp: encode tools/call result", "tool", name, "err", err)
-		return nil, errInternal()
-	}
-	return b, nil
-}
-
 func tasksCapability() ClientCapabilities {
 	return ClientCapabilities{Extensions: map[string]json.RawMessage{ExtensionTasks: json.RawMessage("{}")}}
 }
@@ -375,11 +334,11 @@ func taskPrincipal(p Principal) tasks.Principal {
 func errTaskNotFound() *Error { return ErrInvalidParams("Task not found") }
 
 // taskRequest checks the extension was declared and a task id was given.
-func (s *Server) taskRequest(req *ExtensionRequest) (*taskExt, *Error) {
+func (s *Server) taskRequest(req *extensionRequest) (*taskExt, *Error) {
 	if !req.Capabilities.HasExtension(ExtensionTasks) {
 		return nil, ErrMissingCapability(req.Method+" needs the "+ExtensionTasks+" extension", tasksCapability())
 	}
-	if req.TaskID == "" {
+	if req.taskID == "" {
 		return nil, ErrInvalidParams("Invalid params: taskId is required")
 	}
 	s.mu.Lock()
@@ -398,12 +357,12 @@ func (s *Server) lookupTask(ctx context.Context, x *taskExt, p Principal, id str
 	return &t, nil
 }
 
-func (s *Server) tasksGet(ctx context.Context, req *ExtensionRequest) (json.RawMessage, error) {
+func (s *Server) tasksGet(ctx context.Context, req *extensionRequest) (json.RawMessage, error) {
 	x, jerr := s.taskRequest(req)
 	if jerr != nil {
 		return nil, jerr
 	}
-	t, jerr := s.lookupTask(ctx, x, req.Principal, req.TaskID)
+	t, jerr := s.lookupTask(ctx, x, req.Principal, req.taskID)
 	if jerr != nil {
 		return nil, jerr
 	}
@@ -418,7 +377,7 @@ func (s *Server) tasksGet(ctx context.Context, req *ExtensionRequest) (json.RawM
 	return b, nil
 }
 
-func (s *Server) tasksUpdate(ctx context.Context, req *ExtensionRequest) (json.RawMessage, error) {
+func (s *Server) tasksUpdate(ctx context.Context, req *extensionRequest) (json.RawMessage, error) {
 	x, jerr := s.taskRequest(req)
 	if jerr != nil {
 		return nil, jerr
@@ -426,7 +385,7 @@ func (s *Server) tasksUpdate(ctx context.Context, req *ExtensionRequest) (json.R
 	var p struct {
 		InputResponses map[string]json.RawMessage `json:"inputResponses"`
 	}
-	if err := json.Unmarshal(req.Params, &p); err != nil || p.InputResponses == nil {
+	if err := json.Unmarshal(req.params, &p); err != nil || p.InputResponses == nil {
 		return nil, ErrInvalidParams("Invalid params: inputResponses must be an object")
 	}
 	for k, v := range p.InputResponses {
@@ -434,16 +393,16 @@ func (s *Server) tasksUpdate(ctx context.Context, req *ExtensionRequest) (json.R
 			return nil, ErrInvalidParams("Invalid params: inputResponses[%q] must be an object", k)
 		}
 	}
-	err := x.manager.Update(ctx, taskPrincipal(req.Principal), req.TaskID, p.InputResponses)
+	err := x.manager.Update(ctx, taskPrincipal(req.Principal), req.taskID, p.InputResponses)
 	return s.ack(err)
 }
 
-func (s *Server) tasksCancel(ctx context.Context, req *ExtensionRequest) (json.RawMessage, error) {
+func (s *Server) tasksCancel(ctx context.Context, req *extensionRequest) (json.RawMessage, error) {
 	x, jerr := s.taskRequest(req)
 	if jerr != nil {
 		return nil, jerr
 	}
-	return s.ack(x.manager.Cancel(ctx, taskPrincipal(req.Principal), req.TaskID))
+	return s.ack(x.manager.Cancel(ctx, taskPrincipal(req.Principal), req.taskID))
 }
 
 func (s *Server) ack(err error) (json.RawMessage, error) {
@@ -554,13 +513,9 @@ func (s *Server) deliverable(t *tasks.Task, caps *ClientCapabilities) (*wireTask
 
 func isObject(b json.RawMessage) bool { return len(b) > 0 && b[0] == '{' && json.Valid(b) }
 
-// taskNotifier joins tasks to subscriptions/listen.
-type taskNotifier struct{ s *Server }
-
-func (n taskNotifier) AuthorizeTasks(ctx context.Context, r *Request, ids []string) []string {
-	n.s.mu.Lock()
-	x := n.s.tasks
-	n.s.mu.Unlock()
+// authorize keeps the task ids of a listen stream's filter that the
+// stream's caller may see.
+func (x *taskExt) authorize(ctx context.Context, r *Request, ids []string) []string {
 	var ok []string
 	for _, id := range ids {
 		if _, err := x.manager.Get(ctx, taskPrincipal(r.Principal), id); err == nil {
@@ -570,15 +525,15 @@ func (n taskNotifier) AuthorizeTasks(ctx context.Context, r *Request, ids []stri
 	return ok
 }
 
-func (n taskNotifier) TaskNotification(ctx context.Context, r *Request, id string) (json.RawMessage, bool) {
-	n.s.mu.Lock()
-	x := n.s.tasks
-	n.s.mu.Unlock()
+// notification renders a fresh notifications/tasks params for a task id of
+// a listen stream; false when the caller may not see it or nothing may be
+// delivered.
+func (x *taskExt) notification(ctx context.Context, r *Request, id string) (json.RawMessage, bool) {
 	t, err := x.manager.Get(ctx, taskPrincipal(r.Principal), id)
 	if err != nil {
 		return nil, false
 	}
-	w, jerr := n.s.deliverable(&t, &r.Capabilities)
+	w, jerr := x.srv.deliverable(&t, &r.Capabilities)
 	if jerr != nil {
 		return nil, false // suppressed; polling reports the problem
 	}

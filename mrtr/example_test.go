@@ -27,24 +27,25 @@ func Example() {
 	}
 
 	// Round 1: answer with InputRequiredResult{requestState: token}.
-	token, err := codec.Pause(req, step{Asked: "repo"}, 0)
+	token, err := codec.Seal(req, 1, step{Asked: "repo"})
 	if err != nil {
 		panic(err)
 	}
 
 	// Round 2: the retry echoes the token; the binding comes from the retry.
-	st, err := codec.Resume(context.Background(), token, req)
+	st, err := codec.Open(context.Background(), token, req)
 	if err != nil {
 		panic(err) // the core answers -32602 with err.Error()
 	}
-	s, err := mrtr.ContinuationAs[step](st)
+	var s step
+	err = st.Decode(&s)
 	fmt.Println(st.Round, s.Asked, err)
 
 	// The same token again, or from another caller, is rejected.
-	_, err = codec.Resume(context.Background(), token, req)
+	_, err = codec.Open(context.Background(), token, req)
 	fmt.Println(err)
 	req.Subject = "user-13"
-	_, err = codec.Resume(context.Background(), token, req)
+	_, err = codec.Open(context.Background(), token, req)
 	fmt.Println(err)
 	// Output:
 	// 1 repo <nil>

@@ -75,7 +75,7 @@ func TestParsedKeysAreTheKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	token := pause(t, testCodec(t, parsed, mrtr.Options{}), alice, nil, 0)
-	if _, err := testCodec(t, direct, mrtr.Options{}).Resume(t.Context(), token, alice); err != nil {
+	if _, err := testCodec(t, direct, mrtr.Options{}).Open(t.Context(), token, alice); err != nil {
 		t.Fatal(err)
 	}
 }

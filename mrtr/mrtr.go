@@ -15,7 +15,7 @@
 //
 // Invariants:
 //
-//   - A requestState is attacker-controlled input. [Codec.Resume] returns a
+//   - A requestState is attacker-controlled input. [Codec.Open] returns a
 //     State only after every check passed, in this order: it opens (right
 //     format, known key id, authentic for this method and name), it has not
 //     expired, it was sealed for this caller, its round is within the cap, the
@@ -33,9 +33,9 @@
 //     client sends on the retry.
 //   - Continuation fidelity: the continuation is stored as JSON. It comes back
 //     as [State.Continuation] (json.RawMessage), not as the Go value that was
-//     paused; read it back into a typed value with [ContinuationAs] or
-//     [State.Decode], which follow encoding/json rules (unexported fields,
-//     interface types and channels do not survive).
+//     sealed; read it back into a typed value with [State.Decode] (or, in a
+//     handler, mcp.ContinuationAs), which follows encoding/json rules
+//     (unexported fields, interface types and channels do not survive).
 //   - No package-level mutable state: keys live in a KeyRing, replay memory in
 //     a ReplayCache, both owned by whoever builds the [Codec].
 package mrtr
@@ -102,14 +102,6 @@ func (s *State) Decode(v any) error {
 	return nil
 }
 
-// ContinuationAs decodes the continuation of s into a new T (the zero T when
-// the continuation is empty).
-func ContinuationAs[T any](s *State) (T, error) {
-	var v T
-	err := s.Decode(&v)
-	return v, err
-}
-
 // rejection is the type of the errors returned for a requestState that must
 // not be used. Its message is safe to show to the client.
 type rejection struct{ msg string }
@@ -133,7 +125,7 @@ var (
 	ErrExpired error = &rejection{"requestState has expired"}
 	// ErrWrongCaller: the token was sealed for another caller's subject.
 	ErrWrongCaller error = &rejection{"requestState belongs to another caller"}
-	// ErrTooManyRounds: the round exceeds the codec's MaxRounds. Pause
+	// ErrTooManyRounds: the round exceeds the codec's MaxRounds. Seal
 	// returns it too, instead of sealing a round that cannot resume.
 	ErrTooManyRounds error = &rejection{"requestState exceeds the round limit"}
 	// ErrArgumentsChanged: the arguments differ from those of the paused
@@ -143,7 +135,7 @@ var (
 	ErrReplayed error = &rejection{"requestState was already used"}
 )
 
-// ErrStateTooLarge is returned by Pause when the sealed token would exceed
+// ErrStateTooLarge is returned by Seal when the sealed token would exceed
 // Options.MaxTokenSize. It is a server-side error, not a rejection.
 var ErrStateTooLarge = errors.New("mrtr: requestState exceeds the maximum token size")
 
@@ -193,19 +185,20 @@ func NewCodec(ring *KeyRing, opts Options) (*Codec, error) {
 	return &Codec{ring: ring, opts: opts}, nil
 }
 
-// Pause seals the state of a request that returns InputRequiredResult:
-// round prevRound+1 (prevRound is 0 on the first pause, State.Round after a
-// resume), a fresh jti, expiry now+TTL, bound to b. The continuation is
+// Seal seals the state of a request that returns InputRequiredResult, in
+// the given round (1 on the first pause; State.Round+1 after an Open, the
+// same convention as State.Round), with a fresh jti, expiry now+TTL, bound
+// to b. The continuation is
 // marshalled with encoding/json; a json.RawMessage is used as is (it must be
 // valid JSON without duplicate member names) and nil means no continuation.
-// Pausing past MaxRounds returns ErrTooManyRounds, a token longer than
+// Sealing past MaxRounds returns ErrTooManyRounds, a token longer than
 // MaxTokenSize ErrStateTooLarge; other errors are the caller's bugs (invalid
 // arguments or continuation).
-func (c *Codec) Pause(b Binding, continuation any, prevRound int) (string, error) {
-	if prevRound < 0 {
-		return "", errors.New("mrtr: negative round")
+func (c *Codec) Seal(b Binding, round int, continuation any) (string, error) {
+	if round < 1 {
+		return "", errors.New("mrtr: rounds start at 1")
 	}
-	if prevRound >= c.opts.MaxRounds {
+	if round > c.opts.MaxRounds {
 		return "", ErrTooManyRounds
 	}
 	args, err := argumentsDigest(b.Arguments)
@@ -227,7 +220,7 @@ func (c *Codec) Pause(b Binding, continuation any, prevRound int) (string, error
 	}
 	r := record{
 		continuation: cont,
-		round:        uint32(prevRound + 1),
+		round:        uint32(round),
 		expiresAt:    c.opts.Now().Add(c.opts.TTL).UnixMilli(),
 		args:         args,
 		subject:      subjectDigest(b.Subject),
@@ -236,11 +229,11 @@ func (c *Codec) Pause(b Binding, continuation any, prevRound int) (string, error
 	return c.seal(&r, b.Method, b.Name)
 }
 
-// Resume verifies token for a request bound to b and returns its state. The
+// Open verifies token for a request bound to b and returns its state. The
 // checks run in a fixed order (see the package doc) and the first failure is
 // returned: one of the rejection errors, or a wrapped error of the replay
 // cache, which is a server fault rather than a rejection.
-func (c *Codec) Resume(ctx context.Context, token string, b Binding) (*State, error) {
+func (c *Codec) Open(ctx context.Context, token string, b Binding) (*State, error) {
 	r, err := c.open(token, b.Method, b.Name)
 	if err != nil {
 		return nil, err

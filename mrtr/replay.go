@@ -8,13 +8,13 @@ import (
 )
 
 // ReplayCache remembers the jti of every requestState resumed so that each
-// resumes at most once. Codec.Resume calls Use only after all other checks
+// resumes at most once. Codec.Open calls Use only after all other checks
 // passed, so a rejected token does not consume its jti. An implementation may
 // forget a jti once expiresAt has passed: the token is rejected as expired
 // from then on.
 type ReplayCache interface {
 	// Use records jti and reports whether this is its first use. An error
-	// means the answer is unknown; Resume then fails.
+	// means the answer is unknown; Open then fails.
 	Use(ctx context.Context, jti string, expiresAt time.Time) (firstUse bool, err error)
 }
 

@@ -101,7 +101,7 @@ func (c *Codec) seal(r *record, method, name string) (string, error) {
 }
 
 // open authenticates and decodes token for method and name. It checks
-// nothing beyond integrity: expiry and binding are Resume's job. Every
+// nothing beyond integrity: expiry and binding are Open's job. Every
 // failure is ErrInvalid.
 func (c *Codec) open(token, method, name string) (record, error) {
 	if len(token) > c.opts.MaxTokenSize {

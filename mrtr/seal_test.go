@@ -50,11 +50,11 @@ func BenchmarkPauseResume(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		token, err := c.Pause(bind, continuation1K, 0)
+		token, err := c.Seal(bind, 1, continuation1K)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := c.Resume(ctx, token, bind); err != nil {
+		if _, err := c.Open(ctx, token, bind); err != nil {
 			b.Fatal(err)
 		}
 	}

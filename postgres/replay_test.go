@@ -122,7 +122,7 @@ func TestReplayCacheWithCodec(t *testing.T) {
 		codecs = append(codecs, c)
 	}
 	b := mrtr.Binding{Method: "tools/call", Name: "create_issue", Subject: "user-12", Arguments: json.RawMessage(`{"title":"Bug"}`)}
-	token, err := codecs[0].Pause(b, map[string]string{"asked": "repo"}, 0)
+	token, err := codecs[0].Seal(b, 1, map[string]string{"asked": "repo"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +130,7 @@ func TestReplayCacheWithCodec(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range 8 {
 		wg.Go(func() {
-			_, err := codecs[i%2].Resume(t.Context(), token, b)
+			_, err := codecs[i%2].Open(t.Context(), token, b)
 			switch {
 			case err == nil:
 				ok.Add(1)
