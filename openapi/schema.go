@@ -214,13 +214,30 @@ func (c *schemaConverter) appendDefs(raw []byte, d deps, budget int) ([]byte, in
 	return buf.Bytes(), trimmed
 }
 
-// convert converts one schema value (not a reference) into a 2020-12 schema.
+// convert converts one schema value (not a reference) into a 2020-12
+// schema, keyword family by keyword family.
 func (c *schemaConverter) convert(s *openapi3.Schema, d deps) any {
 	if s.Always != nil {
 		return *s.Always
 	}
 	m := make(map[string]any, 8)
-	var types []string
+	types, nullable := c.annotationKeywords(m, s)
+	numberKeywords(m, s)
+	c.stringKeywords(m, s, d)
+	c.arrayKeywords(m, s, d)
+	c.objectKeywords(m, s, d)
+	c.compositionKeywords(m, s, d)
+	// nullable without a type: allow null alongside whatever it is.
+	if nullable && len(types) == 0 && len(m) > 0 {
+		return map[string]any{"anyOf": []any{m, map[string]any{"type": "null"}}}
+	}
+	return m
+}
+
+// annotationKeywords sets type (with OpenAPI 3.0's nullable and Swagger's
+// file folded in), title, description, format, enum, const, default,
+// examples and the boolean flags. It returns the types and nullable.
+func (c *schemaConverter) annotationKeywords(m map[string]any, s *openapi3.Schema) (types []string, nullable bool) {
 	if s.Type != nil {
 		for _, t := range *s.Type {
 			switch t {
@@ -234,7 +251,7 @@ func (c *schemaConverter) convert(s *openapi3.Schema, d deps) any {
 			}
 		}
 	}
-	nullable := s.Nullable
+	nullable = s.Nullable
 	if nullable && len(types) > 0 && !slices.Contains(types, "null") {
 		types = append(types, "null")
 	}
@@ -287,8 +304,12 @@ func (c *schemaConverter) convert(s *openapi3.Schema, d deps) any {
 	if s.WriteOnly {
 		m["writeOnly"] = true
 	}
-	// Numbers. OpenAPI 3.0 exclusive bounds are booleans modifying
-	// minimum/maximum; 2020-12 has numeric exclusive bounds.
+	return types, nullable
+}
+
+// numberKeywords sets the numeric bounds. OpenAPI 3.0 exclusive bounds are
+// booleans modifying minimum/maximum; 2020-12 has numeric exclusive bounds.
+func numberKeywords(m map[string]any, s *openapi3.Schema) {
 	if s.Min != nil {
 		m["minimum"] = *s.Min
 	}
@@ -310,7 +331,10 @@ func (c *schemaConverter) convert(s *openapi3.Schema, d deps) any {
 	if s.MultipleOf != nil && *s.MultipleOf > 0 {
 		m["multipleOf"] = *s.MultipleOf
 	}
-	// Strings.
+}
+
+// stringKeywords sets lengths, the (portable) pattern and content keywords.
+func (c *schemaConverter) stringKeywords(m map[string]any, s *openapi3.Schema, d deps) {
 	if s.MinLength > 0 {
 		m["minLength"] = s.MinLength
 	}
@@ -334,7 +358,10 @@ func (c *schemaConverter) convert(s *openapi3.Schema, d deps) any {
 	if s.ContentSchema != nil {
 		m["contentSchema"] = c.convertRef(s.ContentSchema, d)
 	}
-	// Arrays.
+}
+
+// arrayKeywords sets items, prefixItems, contains and the counts.
+func (c *schemaConverter) arrayKeywords(m map[string]any, s *openapi3.Schema, d deps) {
 	if s.Items != nil {
 		m["items"] = c.convertRef(s.Items, d)
 	}
@@ -362,7 +389,11 @@ func (c *schemaConverter) convert(s *openapi3.Schema, d deps) any {
 	if v, ok := c.boolSchema(s.UnevaluatedItems, d); ok {
 		m["unevaluatedItems"] = v
 	}
-	// Objects.
+}
+
+// objectKeywords sets properties (without the ones the mode hides),
+// required, additional and pattern properties, and the dependencies.
+func (c *schemaConverter) objectKeywords(m map[string]any, s *openapi3.Schema, d deps) {
 	if len(s.Properties) > 0 {
 		props, dropped := c.properties(s.Properties, d)
 		m["properties"] = props
@@ -381,10 +412,9 @@ func (c *schemaConverter) convert(s *openapi3.Schema, d deps) any {
 	if len(s.PatternProperties) > 0 {
 		pp := make(map[string]any, len(s.PatternProperties))
 		for _, k := range sortedKeys(s.PatternProperties) {
-			v := s.PatternProperties[k]
 			if q, ok := c.pattern(k); ok {
 				if _, dup := pp[q]; !dup {
-					pp[q] = c.convertRef(v, d)
+					pp[q] = c.convertRef(s.PatternProperties[k], d)
 				}
 			}
 		}
@@ -407,12 +437,14 @@ func (c *schemaConverter) convert(s *openapi3.Schema, d deps) any {
 	if len(s.DependentSchemas) > 0 {
 		ds := make(map[string]any, len(s.DependentSchemas))
 		for _, k := range sortedKeys(s.DependentSchemas) {
-			v := s.DependentSchemas[k]
-			ds[k] = c.convertRef(v, d)
+			ds[k] = c.convertRef(s.DependentSchemas[k], d)
 		}
 		m["dependentSchemas"] = ds
 	}
-	// Composition.
+}
+
+// compositionKeywords sets allOf, anyOf, oneOf, not and if/then/else.
+func (c *schemaConverter) compositionKeywords(m map[string]any, s *openapi3.Schema, d deps) {
 	if len(s.AllOf) > 0 {
 		m["allOf"] = c.convertRefs(s.AllOf, d)
 	}
@@ -422,23 +454,15 @@ func (c *schemaConverter) convert(s *openapi3.Schema, d deps) any {
 	if len(s.OneOf) > 0 {
 		m["oneOf"] = c.convertRefs(s.OneOf, d)
 	}
-	if s.Not != nil {
-		m["not"] = c.convertRef(s.Not, d)
+	// In this order: $defs names are given on first sight.
+	for _, kr := range [...]struct {
+		k string
+		r *openapi3.SchemaRef
+	}{{"not", s.Not}, {"if", s.If}, {"then", s.Then}, {"else", s.Else}} {
+		if kr.r != nil {
+			m[kr.k] = c.convertRef(kr.r, d)
+		}
 	}
-	if s.If != nil {
-		m["if"] = c.convertRef(s.If, d)
-	}
-	if s.Then != nil {
-		m["then"] = c.convertRef(s.Then, d)
-	}
-	if s.Else != nil {
-		m["else"] = c.convertRef(s.Else, d)
-	}
-	// nullable without a type: allow null alongside whatever it is.
-	if nullable && len(types) == 0 && len(m) > 0 {
-		return map[string]any{"anyOf": []any{m, map[string]any{"type": "null"}}}
-	}
-	return m
 }
 
 func (c *schemaConverter) convertRefs(rs openapi3.SchemaRefs, d deps) []any {
