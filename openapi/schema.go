@@ -74,6 +74,10 @@ type schemaConverter struct {
 	// patterns caches the portable spelling of each pattern ("" when it
 	// has none).
 	patterns map[string]string
+	// compact: references are inlined to a bounded depth instead of
+	// becoming $defs (compact.go); depth is the current nesting.
+	compact bool
+	depth   int
 	// refDescriptions: descriptions written beside $refs (may be nil).
 	refDescriptions map[*openapi3.SchemaRef]string
 }
@@ -87,6 +91,9 @@ type deps map[*openapi3.Schema]struct{}
 
 // convertRef converts a schema reference; refs become $ref to $defs.
 func (c *schemaConverter) convertRef(r *openapi3.SchemaRef, d deps) any {
+	if c.compact {
+		return c.compactRef(r, d)
+	}
 	if r == nil || r.Value == nil {
 		return map[string]any{}
 	}
@@ -363,7 +370,10 @@ func (c *schemaConverter) stringKeywords(m map[string]any, s *openapi3.Schema, d
 // arrayKeywords sets items, prefixItems, contains and the counts.
 func (c *schemaConverter) arrayKeywords(m map[string]any, s *openapi3.Schema, d deps) {
 	if s.Items != nil {
+		// A list's items are not a level of nesting of their own.
+		c.depth--
 		m["items"] = c.convertRef(s.Items, d)
+		c.depth++
 	}
 	if len(s.PrefixItems) > 0 {
 		m["prefixItems"] = c.convertRefs(s.PrefixItems, d)
@@ -386,7 +396,7 @@ func (c *schemaConverter) arrayKeywords(m map[string]any, s *openapi3.Schema, d 
 	if s.MaxContains != nil {
 		m["maxContains"] = *s.MaxContains
 	}
-	if v, ok := c.boolSchema(s.UnevaluatedItems, d); ok {
+	if v, ok := c.boolSchema(s.UnevaluatedItems, d); ok && !c.compact {
 		m["unevaluatedItems"] = v
 	}
 }
@@ -406,7 +416,8 @@ func (c *schemaConverter) objectKeywords(m map[string]any, s *openapi3.Schema, d
 	if v, ok := c.boolSchema(s.AdditionalProperties, d); ok {
 		m["additionalProperties"] = v
 	}
-	if v, ok := c.boolSchema(s.UnevaluatedProperties, d); ok {
+	if v, ok := c.boolSchema(s.UnevaluatedProperties, d); ok && !c.compact {
+		// (compact: cut subschemas evaluate fewer properties)
 		m["unevaluatedProperties"] = v
 	}
 	if len(s.PatternProperties) > 0 {
@@ -444,7 +455,10 @@ func (c *schemaConverter) objectKeywords(m map[string]any, s *openapi3.Schema, d
 }
 
 // compositionKeywords sets allOf, anyOf, oneOf, not and if/then/else.
+// They describe the same value as their parent: no level of nesting.
 func (c *schemaConverter) compositionKeywords(m map[string]any, s *openapi3.Schema, d deps) {
+	c.depth--
+	defer func() { c.depth++ }()
 	if len(s.AllOf) > 0 {
 		m["allOf"] = c.convertRefs(s.AllOf, d)
 	}
@@ -452,7 +466,17 @@ func (c *schemaConverter) compositionKeywords(m map[string]any, s *openapi3.Sche
 		m["anyOf"] = c.convertRefs(s.AnyOf, d)
 	}
 	if len(s.OneOf) > 0 {
-		m["oneOf"] = c.convertRefs(s.OneOf, d)
+		switch one := c.convertRefs(s.OneOf, d); {
+		case !c.compact:
+			m["oneOf"] = one
+		case m["anyOf"] == nil:
+			m["anyOf"] = one // cut members may all match: "exactly one" would refuse
+		default:
+			m["allOf"] = append(asList(m["allOf"]), map[string]any{"anyOf": one})
+		}
+	}
+	if c.compact {
+		return // not and if/then/else over cut schemas could refuse what the full one accepts
 	}
 	// In this order: $defs names are given on first sight.
 	for _, kr := range [...]struct {
@@ -463,6 +487,11 @@ func (c *schemaConverter) compositionKeywords(m map[string]any, s *openapi3.Sche
 			m[kr.k] = c.convertRef(kr.r, d)
 		}
 	}
+}
+
+func asList(v any) []any {
+	l, _ := v.([]any)
+	return l
 }
 
 func (c *schemaConverter) convertRefs(rs openapi3.SchemaRefs, d deps) []any {

@@ -110,6 +110,7 @@ func toolsCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	g.register(fs)
 	format := fs.String("format", "mcp", "output format: mcp or manifest")
 	out := fs.String("out", "", "write to this file instead of stdout")
+	stats := fs.Bool("stats", false, "print the tools/list's counts, sizes and estimated tokens (bytes/4) instead of the tools")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -119,6 +120,14 @@ func toolsCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	res, err := g.generate(ctx, stdin, stderr)
 	if err != nil {
 		return err
+	}
+	if *stats {
+		st, err := openapi.Stats(res.Tools, 10)
+		if err != nil {
+			return err
+		}
+		printStats(stdout, g.spec, st)
+		return nil
 	}
 	var data []byte
 	if *format == "mcp" {
@@ -138,4 +147,17 @@ func toolsCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	}
 	fmt.Fprintf(stderr, "%s: %d tools written to %s\n", g.spec, len(res.Tools), *out)
 	return nil
+}
+
+// printStats writes what loading the tools/list costs an agent.
+func printStats(w io.Writer, spec string, st *openapi.ToolStats) {
+	fmt.Fprintf(w, "%s: %d tools (%d with an outputSchema), tools/list %d bytes, ~%d tokens\n",
+		spec, st.Tools, st.WithOutputSchema, st.Bytes, st.Tokens)
+	fmt.Fprintf(w, "per tool: p50 %d bytes, p95 %d bytes, max %d bytes\n", st.P50Bytes, st.P95Bytes, st.MaxBytes)
+	if len(st.Largest) > 0 {
+		fmt.Fprintln(w, "largest tools (bytes, ~tokens, inputSchema, outputSchema):")
+	}
+	for _, t := range st.Largest {
+		fmt.Fprintf(w, "  %-50s %8d %7d %8d %8d\n", t.Name, t.Bytes, t.Tokens, t.InputSchemaBytes, t.OutputSchemaBytes)
+	}
 }
