@@ -258,6 +258,10 @@ type GenerateSettings struct {
 	MaxDescriptionLength int `yaml:"max_description_length" name:"max-description-length" default:"1024" help:"Maximum tool description length in bytes (-1: unbounded)."`
 	MaxOutputSchemaBytes int `yaml:"max_output_schema_bytes" name:"max-output-schema-bytes" default:"65536" help:"Bound on an encoded outputSchema: past it, the $defs farthest from the root become true (-1: unbounded)."`
 	MaxInputSchemaBytes  int `yaml:"max_input_schema_bytes" name:"max-input-schema-bytes" help:"Bound on an encoded inputSchema, applied the same way (0: unbounded)."`
+	// OutputSchema says how much of each response schema a tool carries.
+	OutputSchema string `yaml:"output_schema" name:"output-schema" default:"compact" enum:"full,compact,none" help:"Each tool's outputSchema: full (the documented response schema, bounded by max_output_schema_bytes), compact (its top-level shape to a bounded depth, without nested descriptions) or none."`
+	// KeepParameters offers transport parameters that are hidden by default.
+	KeepParameters []string `yaml:"keep_parameters" name:"keep-parameters" help:"Transport parameters hidden from agents by default (such as alt, prettyPrint, quotaUser, fields, callback) to offer anyway, comma-separated. Credential parameters are never offered."`
 }
 
 // Options are the generator options these settings give.
@@ -268,6 +272,7 @@ func (s GenerateSettings) Options() openapi.GenerateOptions {
 		IncludeOperations: s.IncludeOperations, ExcludeOperations: s.ExcludeOperations,
 		MaxNameLength: s.MaxNameLength, MaxDescriptionLength: s.MaxDescriptionLength,
 		MaxOutputSchemaBytes: s.MaxOutputSchemaBytes, MaxInputSchemaBytes: s.MaxInputSchemaBytes,
+		OutputSchema: s.OutputSchema, KeepParameters: s.KeepParameters,
 	}
 }
 

@@ -187,3 +187,37 @@ func checkTools(t *testing.T, tools []Tool, compiled *int) {
 		}
 	}
 }
+
+// TestCorpusToolSizes prints what GitHub's and Stripe's tools/list cost
+// with full and compact output schemas (issue 14), and checks that compact
+// makes the typical and the large tools smaller:
+//
+//	MCPGATE_CORPUS=DIR go test -run TestCorpusToolSizes -v ./openapi/
+func TestCorpusToolSizes(t *testing.T) {
+	dir := corpusDir(t)
+	for _, name := range []string{"github/api.github.com.json", "apis-guru/stripe.com.json"} {
+		doc, err := Load(context.Background(), filepath.Join(dir, name), LoadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stats := map[string]*ToolStats{}
+		for _, mode := range []string{OutputSchemaFull, OutputSchemaCompact, OutputSchemaNone} {
+			res, err := Generate(doc, GenerateOptions{OutputSchema: mode})
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err := Stats(res.Tools, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stats[mode] = st
+			t.Logf("%s, outputSchema %s: %d tools, %d bytes (~%d tokens); per tool p50 %d, p95 %d, max %d bytes (%s)",
+				name, mode, st.Tools, st.Bytes, st.Tokens, st.P50Bytes, st.P95Bytes, st.MaxBytes, st.Largest[0].Name)
+		}
+		full, compact := stats[OutputSchemaFull], stats[OutputSchemaCompact]
+		if compact.P50Bytes > full.P50Bytes || compact.P95Bytes >= full.P95Bytes || compact.Bytes >= full.Bytes {
+			t.Errorf("%s: compact (p50 %d, p95 %d, %d bytes) is not smaller than full (p50 %d, p95 %d, %d bytes)",
+				name, compact.P50Bytes, compact.P95Bytes, compact.Bytes, full.P50Bytes, full.P95Bytes, full.Bytes)
+		}
+	}
+}

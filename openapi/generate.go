@@ -77,6 +77,11 @@ func newGenerator(doc *Document, opts GenerateOptions) (*generator, error) {
 	g.maxDesc = cmp.Or(opts.MaxDescriptionLength, defaultMaxDescription)
 	g.maxOut = cmp.Or(opts.MaxOutputSchemaBytes, defaultMaxOutput)
 	g.maxIn = opts.MaxInputSchemaBytes
+	switch opts.OutputSchema {
+	case "", OutputSchemaCompact, OutputSchemaFull, OutputSchemaNone:
+	default:
+		return nil, fmt.Errorf("openapi: OutputSchema %q: want compact, full or none", opts.OutputSchema)
+	}
 	for _, pat := range opts.IncludePaths {
 		re, err := globRegexp(pat)
 		if err != nil {
@@ -101,6 +106,7 @@ func newGenerator(doc *Document, opts GenerateOptions) (*generator, error) {
 	g.namer = newDefNamer()
 	g.in = newSchemaConverter(modeInput, g.namer, g.warn)
 	g.out = newSchemaConverter(modeOutput, g.namer, g.warn)
+	g.out.compact = opts.OutputSchema == "" || opts.OutputSchema == OutputSchemaCompact
 	g.in.refDescriptions, g.out.refDescriptions = doc.refDescriptions, doc.refDescriptions
 	// Component schemas keep their own names, whatever order tools meet
 	// them; an alias (a component that is only a $ref) names its target
@@ -1009,7 +1015,7 @@ func fileArraySchema(r *openapi3.SchemaRef) map[string]any {
 
 // outputSchema is the schema of the first documented 2xx JSON response.
 func (g *generator) outputSchema(where string, op *openapi3.Operation) json.RawMessage {
-	if op.Responses == nil {
+	if op.Responses == nil || g.opts.OutputSchema == OutputSchemaNone {
 		return nil
 	}
 	resps := op.Responses.Map()

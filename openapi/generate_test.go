@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 func findTool(t *testing.T, res *Result, name string) *Tool {
@@ -93,7 +94,7 @@ func TestCollisionsAreRenamedAndRouted(t *testing.T) {
 }
 
 func TestCircularRefsStayRefs(t *testing.T) {
-	res := loadGenerate(t, "testdata/circular.json", GenerateOptions{})
+	res := loadGenerate(t, "testdata/circular.json", GenerateOptions{OutputSchema: OutputSchemaFull})
 	tool := findTool(t, res, "createNode")
 	props, _, defs := inputProps(t, tool)
 	if props["parent"]["$ref"] != "#/$defs/Node" {
@@ -654,7 +655,7 @@ func TestLoadURL(t *testing.T) {
 }
 
 func TestSchemaBudget(t *testing.T) {
-	res := loadGenerate(t, "testdata/circular.json", GenerateOptions{MaxOutputSchemaBytes: 130, MaxInputSchemaBytes: 60})
+	res := loadGenerate(t, "testdata/circular.json", GenerateOptions{OutputSchema: OutputSchemaFull, MaxOutputSchemaBytes: 130, MaxInputSchemaBytes: 60})
 	out := string(findTool(t, res, "listTrees").OutputSchema)
 	if !strings.Contains(out, `"A":{"properties"`) || !strings.Contains(out, `"B":true`) {
 		t.Errorf("outputSchema not trimmed breadth-first: %s", out)
@@ -976,8 +977,12 @@ func TestNamesAndText(t *testing.T) {
 	if props, _, _ := inputProps(t, inc); props["id"]["description"] != "Incident ID" {
 		t.Errorf("parameter description = %q", props["id"]["description"])
 	}
-	if !strings.Contains(string(inc.OutputSchema), `"description":"One of *open* or *closed*."`) {
-		t.Errorf("schema description: %s", inc.OutputSchema)
+	full := findTool(t, loadGenerate(t, "testdata/text.yaml", GenerateOptions{OutputSchema: OutputSchemaFull}), inc.Name)
+	if !strings.Contains(string(full.OutputSchema), `"description":"One of *open* or *closed*."`) {
+		t.Errorf("schema description: %s", full.OutputSchema)
+	}
+	if strings.Contains(string(inc.OutputSchema), `"description"`) {
+		t.Errorf("compact outputSchema kept a nested description: %s", inc.OutputSchema)
 	}
 	if got := inc.Meta[OperationMetaKey]; got != (OperationMeta{Method: "GET", Path: "/{version}/incidents/{id}.{format}", OperationID: "GET--version-incidents--id---format-"}) {
 		t.Errorf("_meta = %+v", got)
@@ -1044,6 +1049,107 @@ func TestPlainText(t *testing.T) {
 	} {
 		if got := plainText(in); got != want {
 			t.Errorf("plainText(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestStats(t *testing.T) {
+	res := loadGenerate(t, "testdata/bodies.yaml", GenerateOptions{})
+	st, err := Stats(res.Tools, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := EncodeToolsList(res.Tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Tools != len(res.Tools) || st.Bytes != len(list) || st.Tokens != (len(list)+3)/4 {
+		t.Errorf("totals %+v, want %d tools in %d bytes", st, len(res.Tools), len(list))
+	}
+	if len(st.Largest) != 3 || st.Largest[0].Bytes != st.MaxBytes || st.Largest[0].Bytes < st.Largest[1].Bytes || st.Largest[1].Bytes < st.Largest[2].Bytes {
+		t.Errorf("largest = %+v", st.Largest)
+	}
+	if !(st.P50Bytes <= st.P95Bytes && st.P95Bytes <= st.MaxBytes && st.P50Bytes > 0) {
+		t.Errorf("p50 %d p95 %d max %d", st.P50Bytes, st.P95Bytes, st.MaxBytes)
+	}
+	// The entry sizes add up to the list (one comma between entries).
+	all, _ := Stats(res.Tools, len(res.Tools))
+	sum := len(`{"tools":[]}`+"\n") + len(res.Tools) - 1
+	for _, s := range all.Largest {
+		sum += s.Bytes
+	}
+	if sum != len(list) {
+		t.Errorf("entries add up to %d, list is %d", sum, len(list))
+	}
+}
+
+// TestOutputSchemaModes: compact inlines references to a bounded depth and
+// keeps only the top descriptions; full keeps $defs; none leaves it out.
+// The compact schema accepts what the full one accepts.
+func TestOutputSchemaModes(t *testing.T) {
+	full := findTool(t, loadGenerate(t, "testdata/circular.json", GenerateOptions{OutputSchema: OutputSchemaFull}), "createNode")
+	compact := findTool(t, loadGenerate(t, "testdata/circular.json", GenerateOptions{}), "createNode")
+	none := findTool(t, loadGenerate(t, "testdata/circular.json", GenerateOptions{OutputSchema: OutputSchemaNone}), "createNode")
+	if !strings.Contains(string(full.OutputSchema), `"$defs"`) || strings.Contains(string(compact.OutputSchema), `"$defs"`) || none.OutputSchema != nil {
+		t.Fatalf("full %s\ncompact %s\nnone %s", full.OutputSchema, compact.OutputSchema, none.OutputSchema)
+	}
+	fs, err := CompileSchema("full", full.OutputSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := CompileSchema("compact", compact.OutputSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deep := map[string]any{"name": "a", "parent": map[string]any{"name": "b", "parent": map[string]any{"name": "c", "parent": map[string]any{"name": "d", "children": []any{}}}}}
+	for _, v := range []any{deep, map[string]any{"name": "x", "children": []any{map[string]any{"name": "y"}}}} {
+		if fs.Validate(v) == nil && cs.Validate(v) != nil {
+			t.Errorf("compact refuses %v, which full accepts", v)
+		}
+	}
+	if cs.Validate(map[string]any{"name": 3}) == nil {
+		t.Error("compact accepts a wrong type at the top")
+	}
+	if _, err := Generate(&Document{T: tags2doc(t)}, GenerateOptions{OutputSchema: "tiny"}); err == nil {
+		t.Error("OutputSchema tiny accepted")
+	}
+}
+
+// TestCompactStaysTruthful: cutting a oneOf's members to their types
+// would make both match; compact turns oneOf into anyOf and drops the
+// keywords (not, if, unevaluated*) that a cut could make stricter.
+func TestCompactStaysTruthful(t *testing.T) {
+	const doc = `{"openapi":"3.1.0","info":{"title":"t","version":"1"},"paths":{"/pets":{"get":{"responses":{"200":{"description":"ok","content":{"application/json":{"schema":{
+	"type":"object","unevaluatedProperties":false,"properties":{"pet":{"oneOf":[
+	  {"type":"object","properties":{"sound":{"type":"object","properties":{"kind":{"const":"bark"}}}}},
+	  {"type":"object","properties":{"sound":{"type":"object","properties":{"kind":{"const":"meow"}}}}}]},
+	  "other":{"not":{"type":"object","properties":{"a":{"type":"object","properties":{"b":{"type":"string"}}}}}}},
+	"allOf":[{"properties":{"extra":{"type":"string"}}}]}}}}}}}}}`
+	d, err := Parse(context.Background(), []byte(doc), "t.json", LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var schemas []*jsonschema.Schema
+	for _, mode := range []string{OutputSchemaFull, OutputSchemaCompact} {
+		res, err := Generate(d, GenerateOptions{OutputSchema: mode})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := CompileSchema(mode, res.Tools[0].OutputSchema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		schemas = append(schemas, s)
+	}
+	for _, v := range []any{
+		map[string]any{"pet": map[string]any{"sound": map[string]any{"kind": "bark"}}, "extra": "x"},
+		map[string]any{"pet": map[string]any{"sound": map[string]any{"kind": "meow"}}, "other": map[string]any{"a": map[string]any{"b": 1}}},
+	} {
+		if schemas[0].Validate(v) != nil {
+			t.Fatalf("full refuses %v", v)
+		}
+		if err := schemas[1].Validate(v); err != nil {
+			t.Errorf("compact refuses %v, which full accepts: %v", v, err)
 		}
 	}
 }

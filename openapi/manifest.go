@@ -91,46 +91,53 @@ func EncodeToolsList(tools []Tool) ([]byte, error) {
 	buf := make([]byte, 0, size)
 	buf = append(buf, `{"tools":[`...)
 	for i := range tools {
-		t := &tools[i]
-		if len(t.InputSchema) == 0 || t.InputSchema[0] != '{' {
-			return nil, fmt.Errorf("openapi: encoding tools/list: tool %s: inputSchema is not a JSON object", t.Name)
-		}
-		head, err := marshalNoEscape(struct {
-			Name        string `json:"name"`
-			Title       string `json:"title,omitempty"`
-			Description string `json:"description,omitempty"`
-		}{t.Name, t.Title, t.Description})
-		if err != nil {
-			return nil, fmt.Errorf("openapi: encoding tools/list: %w", err)
-		}
-		ann, err := marshalNoEscape(t.Annotations)
-		if err != nil {
-			return nil, fmt.Errorf("openapi: encoding tools/list: %w", err)
-		}
 		if i > 0 {
 			buf = append(buf, ',')
 		}
-		buf = append(buf, head[:len(head)-1]...)
-		buf = append(buf, `,"inputSchema":`...)
-		buf = append(buf, t.InputSchema...)
-		if len(t.OutputSchema) > 0 {
-			buf = append(buf, `,"outputSchema":`...)
-			buf = append(buf, t.OutputSchema...)
+		var err error
+		if buf, err = appendTool(buf, &tools[i]); err != nil {
+			return nil, err
 		}
-		buf = append(buf, `,"annotations":`...)
-		buf = append(buf, ann...)
-		if len(t.Meta) > 0 {
-			meta, err := marshalNoEscape(t.Meta)
-			if err != nil {
-				return nil, fmt.Errorf("openapi: encoding tools/list: tool %s: _meta: %w", t.Name, err)
-			}
-			buf = append(buf, `,"_meta":`...)
-			buf = append(buf, meta...)
-		}
-		buf = append(buf, '}')
 	}
 	buf = append(buf, "]}\n"...)
 	return buf, nil
+}
+
+// appendTool appends one tool's tools/list entry.
+func appendTool(buf []byte, t *Tool) ([]byte, error) {
+	if len(t.InputSchema) == 0 || t.InputSchema[0] != '{' {
+		return nil, fmt.Errorf("openapi: encoding tools/list: tool %s: inputSchema is not a JSON object", t.Name)
+	}
+	head, err := marshalNoEscape(struct {
+		Name        string `json:"name"`
+		Title       string `json:"title,omitempty"`
+		Description string `json:"description,omitempty"`
+	}{t.Name, t.Title, t.Description})
+	if err != nil {
+		return nil, fmt.Errorf("openapi: encoding tools/list: %w", err)
+	}
+	ann, err := marshalNoEscape(t.Annotations)
+	if err != nil {
+		return nil, fmt.Errorf("openapi: encoding tools/list: %w", err)
+	}
+	buf = append(buf, head[:len(head)-1]...)
+	buf = append(buf, `,"inputSchema":`...)
+	buf = append(buf, t.InputSchema...)
+	if len(t.OutputSchema) > 0 {
+		buf = append(buf, `,"outputSchema":`...)
+		buf = append(buf, t.OutputSchema...)
+	}
+	buf = append(buf, `,"annotations":`...)
+	buf = append(buf, ann...)
+	if len(t.Meta) > 0 {
+		meta, err := marshalNoEscape(t.Meta)
+		if err != nil {
+			return nil, fmt.Errorf("openapi: encoding tools/list: tool %s: _meta: %w", t.Name, err)
+		}
+		buf = append(buf, `,"_meta":`...)
+		buf = append(buf, meta...)
+	}
+	return append(buf, '}'), nil
 }
 
 // CompileSchema compiles a JSON Schema 2020-12 document (an inputSchema or

@@ -14,7 +14,7 @@ import (
 // one $defs entry, and a chain of references (Alias → Item) lands on the
 // target.
 func TestDefinitionsInsideComponents(t *testing.T) {
-	res := loadGenerate(t, "testdata/definitions.yaml", GenerateOptions{})
+	res := loadGenerate(t, "testdata/definitions.yaml", GenerateOptions{OutputSchema: OutputSchemaFull})
 	create := findTool(t, res, "createItem")
 	props, required, defs := inputProps(t, create)
 	if props["kind"]["$ref"] != "#/$defs/itemType" || props["id"]["$ref"] != "#/$defs/id" {

@@ -74,6 +74,10 @@ type schemaConverter struct {
 	// patterns caches the portable spelling of each pattern ("" when it
 	// has none).
 	patterns map[string]string
+	// compact: references are inlined to a bounded depth instead of
+	// becoming $defs (compact.go); depth is the current nesting.
+	compact bool
+	depth   int
 	// refDescriptions: descriptions written beside $refs (may be nil).
 	refDescriptions map[*openapi3.SchemaRef]string
 }
@@ -87,6 +91,9 @@ type deps map[*openapi3.Schema]struct{}
 
 // convertRef converts a schema reference; refs become $ref to $defs.
 func (c *schemaConverter) convertRef(r *openapi3.SchemaRef, d deps) any {
+	if c.compact {
+		return c.compactRef(r, d)
+	}
 	if r == nil || r.Value == nil {
 		return map[string]any{}
 	}
@@ -214,13 +221,30 @@ func (c *schemaConverter) appendDefs(raw []byte, d deps, budget int) ([]byte, in
 	return buf.Bytes(), trimmed
 }
 
-// convert converts one schema value (not a reference) into a 2020-12 schema.
+// convert converts one schema value (not a reference) into a 2020-12
+// schema, keyword family by keyword family.
 func (c *schemaConverter) convert(s *openapi3.Schema, d deps) any {
 	if s.Always != nil {
 		return *s.Always
 	}
 	m := make(map[string]any, 8)
-	var types []string
+	types, nullable := c.annotationKeywords(m, s)
+	numberKeywords(m, s)
+	c.stringKeywords(m, s, d)
+	c.arrayKeywords(m, s, d)
+	c.objectKeywords(m, s, d)
+	c.compositionKeywords(m, s, d)
+	// nullable without a type: allow null alongside whatever it is.
+	if nullable && len(types) == 0 && len(m) > 0 {
+		return map[string]any{"anyOf": []any{m, map[string]any{"type": "null"}}}
+	}
+	return m
+}
+
+// annotationKeywords sets type (with OpenAPI 3.0's nullable and Swagger's
+// file folded in), title, description, format, enum, const, default,
+// examples and the boolean flags. It returns the types and nullable.
+func (c *schemaConverter) annotationKeywords(m map[string]any, s *openapi3.Schema) (types []string, nullable bool) {
 	if s.Type != nil {
 		for _, t := range *s.Type {
 			switch t {
@@ -234,7 +258,7 @@ func (c *schemaConverter) convert(s *openapi3.Schema, d deps) any {
 			}
 		}
 	}
-	nullable := s.Nullable
+	nullable = s.Nullable
 	if nullable && len(types) > 0 && !slices.Contains(types, "null") {
 		types = append(types, "null")
 	}
@@ -287,8 +311,12 @@ func (c *schemaConverter) convert(s *openapi3.Schema, d deps) any {
 	if s.WriteOnly {
 		m["writeOnly"] = true
 	}
-	// Numbers. OpenAPI 3.0 exclusive bounds are booleans modifying
-	// minimum/maximum; 2020-12 has numeric exclusive bounds.
+	return types, nullable
+}
+
+// numberKeywords sets the numeric bounds. OpenAPI 3.0 exclusive bounds are
+// booleans modifying minimum/maximum; 2020-12 has numeric exclusive bounds.
+func numberKeywords(m map[string]any, s *openapi3.Schema) {
 	if s.Min != nil {
 		m["minimum"] = *s.Min
 	}
@@ -310,7 +338,10 @@ func (c *schemaConverter) convert(s *openapi3.Schema, d deps) any {
 	if s.MultipleOf != nil && *s.MultipleOf > 0 {
 		m["multipleOf"] = *s.MultipleOf
 	}
-	// Strings.
+}
+
+// stringKeywords sets lengths, the (portable) pattern and content keywords.
+func (c *schemaConverter) stringKeywords(m map[string]any, s *openapi3.Schema, d deps) {
 	if s.MinLength > 0 {
 		m["minLength"] = s.MinLength
 	}
@@ -334,9 +365,15 @@ func (c *schemaConverter) convert(s *openapi3.Schema, d deps) any {
 	if s.ContentSchema != nil {
 		m["contentSchema"] = c.convertRef(s.ContentSchema, d)
 	}
-	// Arrays.
+}
+
+// arrayKeywords sets items, prefixItems, contains and the counts.
+func (c *schemaConverter) arrayKeywords(m map[string]any, s *openapi3.Schema, d deps) {
 	if s.Items != nil {
+		// A list's items are not a level of nesting of their own.
+		c.depth--
 		m["items"] = c.convertRef(s.Items, d)
+		c.depth++
 	}
 	if len(s.PrefixItems) > 0 {
 		m["prefixItems"] = c.convertRefs(s.PrefixItems, d)
@@ -359,10 +396,14 @@ func (c *schemaConverter) convert(s *openapi3.Schema, d deps) any {
 	if s.MaxContains != nil {
 		m["maxContains"] = *s.MaxContains
 	}
-	if v, ok := c.boolSchema(s.UnevaluatedItems, d); ok {
+	if v, ok := c.boolSchema(s.UnevaluatedItems, d); ok && !c.compact {
 		m["unevaluatedItems"] = v
 	}
-	// Objects.
+}
+
+// objectKeywords sets properties (without the ones the mode hides),
+// required, additional and pattern properties, and the dependencies.
+func (c *schemaConverter) objectKeywords(m map[string]any, s *openapi3.Schema, d deps) {
 	if len(s.Properties) > 0 {
 		props, dropped := c.properties(s.Properties, d)
 		m["properties"] = props
@@ -375,16 +416,16 @@ func (c *schemaConverter) convert(s *openapi3.Schema, d deps) any {
 	if v, ok := c.boolSchema(s.AdditionalProperties, d); ok {
 		m["additionalProperties"] = v
 	}
-	if v, ok := c.boolSchema(s.UnevaluatedProperties, d); ok {
+	if v, ok := c.boolSchema(s.UnevaluatedProperties, d); ok && !c.compact {
+		// (compact: cut subschemas evaluate fewer properties)
 		m["unevaluatedProperties"] = v
 	}
 	if len(s.PatternProperties) > 0 {
 		pp := make(map[string]any, len(s.PatternProperties))
 		for _, k := range sortedKeys(s.PatternProperties) {
-			v := s.PatternProperties[k]
 			if q, ok := c.pattern(k); ok {
 				if _, dup := pp[q]; !dup {
-					pp[q] = c.convertRef(v, d)
+					pp[q] = c.convertRef(s.PatternProperties[k], d)
 				}
 			}
 		}
@@ -407,12 +448,17 @@ func (c *schemaConverter) convert(s *openapi3.Schema, d deps) any {
 	if len(s.DependentSchemas) > 0 {
 		ds := make(map[string]any, len(s.DependentSchemas))
 		for _, k := range sortedKeys(s.DependentSchemas) {
-			v := s.DependentSchemas[k]
-			ds[k] = c.convertRef(v, d)
+			ds[k] = c.convertRef(s.DependentSchemas[k], d)
 		}
 		m["dependentSchemas"] = ds
 	}
-	// Composition.
+}
+
+// compositionKeywords sets allOf, anyOf, oneOf, not and if/then/else.
+// They describe the same value as their parent: no level of nesting.
+func (c *schemaConverter) compositionKeywords(m map[string]any, s *openapi3.Schema, d deps) {
+	c.depth--
+	defer func() { c.depth++ }()
 	if len(s.AllOf) > 0 {
 		m["allOf"] = c.convertRefs(s.AllOf, d)
 	}
@@ -420,25 +466,32 @@ func (c *schemaConverter) convert(s *openapi3.Schema, d deps) any {
 		m["anyOf"] = c.convertRefs(s.AnyOf, d)
 	}
 	if len(s.OneOf) > 0 {
-		m["oneOf"] = c.convertRefs(s.OneOf, d)
+		switch one := c.convertRefs(s.OneOf, d); {
+		case !c.compact:
+			m["oneOf"] = one
+		case m["anyOf"] == nil:
+			m["anyOf"] = one // cut members may all match: "exactly one" would refuse
+		default:
+			m["allOf"] = append(asList(m["allOf"]), map[string]any{"anyOf": one})
+		}
 	}
-	if s.Not != nil {
-		m["not"] = c.convertRef(s.Not, d)
+	if c.compact {
+		return // not and if/then/else over cut schemas could refuse what the full one accepts
 	}
-	if s.If != nil {
-		m["if"] = c.convertRef(s.If, d)
+	// In this order: $defs names are given on first sight.
+	for _, kr := range [...]struct {
+		k string
+		r *openapi3.SchemaRef
+	}{{"not", s.Not}, {"if", s.If}, {"then", s.Then}, {"else", s.Else}} {
+		if kr.r != nil {
+			m[kr.k] = c.convertRef(kr.r, d)
+		}
 	}
-	if s.Then != nil {
-		m["then"] = c.convertRef(s.Then, d)
-	}
-	if s.Else != nil {
-		m["else"] = c.convertRef(s.Else, d)
-	}
-	// nullable without a type: allow null alongside whatever it is.
-	if nullable && len(types) == 0 && len(m) > 0 {
-		return map[string]any{"anyOf": []any{m, map[string]any{"type": "null"}}}
-	}
-	return m
+}
+
+func asList(v any) []any {
+	l, _ := v.([]any)
+	return l
 }
 
 func (c *schemaConverter) convertRefs(rs openapi3.SchemaRefs, d deps) []any {

@@ -65,6 +65,9 @@
 // gateway's validation (and Ajv's) enforce the keyword, naming the missing
 // field to an agent that skipped it.
 //
+// Output schemas are compact by default ([GenerateOptions].OutputSchema,
+// compact.go); [Stats] measures what a tools/list costs an agent.
+//
 // Text: HTML in summaries and descriptions becomes Markdown; a tool's
 // Description is the lead paragraph of its operation's text (what helps
 // choose it), FullDescription the rest when there is more; operationIds
@@ -343,6 +346,11 @@ type GenerateOptions struct {
 	// MaxInputSchemaBytes bounds an encoded inputSchema the same way (the
 	// root and its properties are always kept). 0 or negative: unbounded.
 	MaxInputSchemaBytes int `json:"maxInputSchemaBytes,omitempty"`
+	// OutputSchema is how much of each documented response schema a tool
+	// carries: "compact" (the default: the shape down to a few levels,
+	// references inlined, nested descriptions dropped; compact.go), "full"
+	// (everything, with $defs, bounded by MaxOutputSchemaBytes) or "none".
+	OutputSchema string `json:"outputSchema,omitempty"`
 	// KeepParameters names transport parameters to offer as arguments
 	// after all (case-insensitive; "*" keeps every one): Google's callback,
 	// alt, prettyPrint, quotaUser, userIp and $.xgafv are hidden by

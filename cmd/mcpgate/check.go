@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/mcpgate/mcpgate/openapi"
@@ -10,8 +11,9 @@ import (
 
 type checkCmd struct {
 	genFlags
-	Manifest string `name:"manifest" required:"" placeholder:"FILE" help:"The committed manifest (from 'mcpgate tools --format manifest')."`
+	Manifest string `name:"manifest" placeholder:"FILE" help:"The committed manifest (from 'mcpgate tools --format manifest')."`
 	Strict   bool   `name:"strict" help:"Fail on any change, not only breaking ones."`
+	Budget   int    `name:"budget" placeholder:"TOKENS" help:"Fail when the tools/list is over this many estimated tokens (bytes/4), naming the largest tools (0: no budget)."`
 }
 
 // Help explains what check reports and its exit codes.
@@ -22,11 +24,25 @@ added, argument removed, type narrowed, annotation made less safe), additive (a 
 an optional argument added, a type widened, ...) or cosmetic (a title or description).
 Exit 0 when they agree or only compatible changes were found, 1 on a breaking change
 (with --strict: on any change), 2 on a usage error. Pass the same generation settings
-(or the same --config) as when the manifest was made.`
+(or the same --config) as when the manifest was made. --budget TOKENS exits 1 when the
+tools/list exceeds that many estimated tokens (bytes/4) and names the largest tools.`
 }
 
 // Run compares the regenerated tools with the manifest.
 func (c *checkCmd) Run(ctx context.Context, io streams) error {
+	if c.Budget < 0 {
+		return usagef("--budget %d: must be positive", c.Budget)
+	}
+	if c.Manifest == "" && c.Budget == 0 {
+		return usagef("--manifest or --budget is required")
+	}
+	if c.Manifest == "" {
+		res, err := c.generate(ctx, io.stdin, io.stderr)
+		if err != nil {
+			return err
+		}
+		return checkBudget(io.stdout, c.Spec, res.Tools, c.Budget)
+	}
 	data, err := os.ReadFile(c.Manifest)
 	if err != nil {
 		return fmt.Errorf("reading manifest: %w", err)
@@ -38,6 +54,11 @@ func (c *checkCmd) Run(ctx context.Context, io streams) error {
 	res, err := c.generate(ctx, io.stdin, io.stderr)
 	if err != nil {
 		return err
+	}
+	if c.Budget > 0 {
+		if err := checkBudget(io.stdout, c.Spec, res.Tools, c.Budget); err != nil {
+			return err
+		}
 	}
 	changes := openapi.Diff(old, openapi.NewManifest(res))
 	breaking := 0
@@ -61,4 +82,19 @@ func (c *checkCmd) Run(ctx context.Context, io streams) error {
 		fmt.Fprintf(io.stdout, "%d compatible changes\n", len(changes))
 		return nil
 	}
+}
+
+// checkBudget fails (exit 1) when the tools/list is over budget tokens.
+func checkBudget(w io.Writer, spec string, tools []openapi.Tool, budget int) error {
+	st, err := openapi.Stats(tools, 10)
+	if err != nil {
+		return err
+	}
+	if st.Tokens <= budget {
+		fmt.Fprintf(w, "ok: %s: tools/list is ~%d tokens, within the budget of %d\n", spec, st.Tokens, budget)
+		return nil
+	}
+	fmt.Fprintf(w, "over budget: %s: tools/list is ~%d tokens (%d bytes, %d tools), budget %d\n", spec, st.Tokens, st.Bytes, st.Tools, budget)
+	printStats(w, spec, st)
+	return &exitError{1}
 }

@@ -154,7 +154,7 @@ func TestUsageAndErrors(t *testing.T) {
 		{[]string{"tools", "--bogus"}, 2, "unknown flag --bogus"},
 		{[]string{"tools", "--spec", "x", "extra"}, 2, `unexpected argument extra`},
 		{[]string{"tools", "--help"}, 0, "mcp prints exactly a tools/list result"},
-		{[]string{"check", "--spec", "x"}, 2, "missing flags: --manifest"},
+		{[]string{"check", "--spec", "x"}, 2, "--manifest or --budget is required"},
 		{[]string{"tools", "--spec", filepath.Join(dir, "nope.yaml")}, 1, "nope.yaml"},
 		{[]string{"tools", "--spec", bad}, 1, "broken.json: paths./x.get: operation is not an object"},
 		{[]string{"check", "--spec", bad, "--manifest", filepath.Join(dir, "none.json")}, 1, "none.json"},
@@ -194,5 +194,24 @@ func TestToolsOverridesAndFilters(t *testing.T) {
 	code, out, _ = runCLI(t, "tools", "--spec", spec, "--include-methods", "get,delete", "--exclude-operations", "deletePet")
 	if code != 0 || strings.Count(out, `"name":`) != 1 || !strings.Contains(out, `"name":"listPets"`) {
 		t.Errorf("filters: exit %d: %s", code, out)
+	}
+}
+
+func TestToolsStatsAndBudget(t *testing.T) {
+	dir := t.TempDir()
+	spec := writeFile(t, dir, "pets.yaml", petsV1)
+	code, out, errOut := runCLI(t, "tools", "--spec", spec, "--stats")
+	if code != 0 || !strings.Contains(out, "3 tools") || !strings.Contains(out, "p95") || !strings.Contains(out, "listPets") {
+		t.Fatalf("--stats: exit %d: %s %s", code, out, errOut)
+	}
+	if code, out, _ := runCLI(t, "check", "--spec", spec, "--budget", "100000"); code != 0 || !strings.HasPrefix(out, "ok:") {
+		t.Errorf("within budget: exit %d: %s", code, out)
+	}
+	code, out, _ = runCLI(t, "check", "--spec", spec, "--budget", "10")
+	if code != 1 || !strings.Contains(out, "over budget") || !strings.Contains(out, "createPet") {
+		t.Errorf("over budget: exit %d: %s", code, out)
+	}
+	if code, _, _ := runCLI(t, "check", "--spec", spec); code != 2 {
+		t.Errorf("neither --manifest nor --budget: exit %d, want 2", code)
 	}
 }

@@ -70,6 +70,7 @@ type toolsCmd struct {
 	genFlags
 	Format string `name:"format" default:"mcp" enum:"mcp,manifest" help:"mcp prints exactly a tools/list result ({\"tools\":[...]}); manifest adds the routing, security schemes, version and source: commit it and gate changes with 'mcpgate check'."`
 	Out    string `name:"out" placeholder:"FILE" help:"Write to this file instead of stdout."`
+	Stats  bool   `name:"stats" help:"Print the tools/list's counts, sizes and estimated tokens (bytes/4), and the largest tools, instead of the tools."`
 }
 
 // Run generates the tools and writes them.
@@ -77,6 +78,14 @@ func (c *toolsCmd) Run(ctx context.Context, io streams) error {
 	res, err := c.generate(ctx, io.stdin, io.stderr)
 	if err != nil {
 		return err
+	}
+	if c.Stats {
+		st, err := openapi.Stats(res.Tools, 10)
+		if err != nil {
+			return err
+		}
+		printStats(io.stdout, c.Spec, st)
+		return nil
 	}
 	var data []byte
 	if c.Format == "mcp" {
@@ -96,4 +105,17 @@ func (c *toolsCmd) Run(ctx context.Context, io streams) error {
 	}
 	fmt.Fprintf(io.stderr, "%s: %d tools written to %s\n", c.Spec, len(res.Tools), c.Out)
 	return nil
+}
+
+// printStats writes what loading the tools/list costs an agent.
+func printStats(w io.Writer, spec string, st *openapi.ToolStats) {
+	fmt.Fprintf(w, "%s: %d tools (%d with an outputSchema), tools/list %d bytes, ~%d tokens\n",
+		spec, st.Tools, st.WithOutputSchema, st.Bytes, st.Tokens)
+	fmt.Fprintf(w, "per tool: p50 %d bytes, p95 %d bytes, max %d bytes\n", st.P50Bytes, st.P95Bytes, st.MaxBytes)
+	if len(st.Largest) > 0 {
+		fmt.Fprintln(w, "largest tools (bytes, ~tokens, inputSchema, outputSchema):")
+	}
+	for _, t := range st.Largest {
+		fmt.Fprintf(w, "  %-50s %8d %7d %8d %8d\n", t.Name, t.Bytes, t.Tokens, t.InputSchemaBytes, t.OutputSchemaBytes)
+	}
 }

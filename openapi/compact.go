@@ -1,0 +1,77 @@
+package openapi
+
+import (
+	"slices"
+
+	"github.com/getkin/kin-openapi/openapi3"
+)
+
+// This file is the compact output schema (issue 14: GitHub's tools/list was
+// 8 MiB, Stripe's 20 MiB, most of it outputSchema). A compact outputSchema
+// keeps the response's shape near the top and stops there: references are
+// inlined (no $defs) down to compactDepth levels of nesting (list items and
+// compositions such as allOf do not count as levels); a schema past them
+// keeps only its type, so it still says "an object" or "a list" and
+// accepts any content; descriptions, titles and examples are kept for the
+// root only (the tool's description says the rest). The result is truthful
+// (it accepts every response the full schema accepts) and small.
+
+// The output schema modes of [GenerateOptions].OutputSchema.
+const (
+	OutputSchemaCompact = "compact"
+	OutputSchemaFull    = "full"
+	OutputSchemaNone    = "none"
+)
+
+// compactDepth is how many levels of nesting a compact schema keeps: the
+// root and its properties, whose own properties keep their types only. The
+// items of a list and the members of a composition sit at their parent's
+// level.
+const compactDepth = 2
+
+// compactRef converts a reference or schema in compact mode.
+func (c *schemaConverter) compactRef(r *openapi3.SchemaRef, d deps) any {
+	if r == nil || r.Value == nil {
+		return map[string]any{}
+	}
+	if c.depth >= compactDepth {
+		return shallow(r.Value)
+	}
+	c.depth++
+	defer func() { c.depth-- }()
+	v := c.convert(r.Value, d)
+	if m, ok := v.(map[string]any); ok && c.depth > 1 {
+		delete(m, "description")
+		delete(m, "title")
+		delete(m, "examples")
+	}
+	if m, ok := v.(map[string]any); ok && r.Ref != "" && c.depth <= 1 {
+		if desc, ok := c.refDescriptions[r]; ok {
+			m["description"] = desc
+		}
+	}
+	return v
+}
+
+// shallow is a schema cut at the last level: its type alone.
+func shallow(s *openapi3.Schema) map[string]any {
+	if s.Type == nil || len(*s.Type) == 0 {
+		return map[string]any{}
+	}
+	types := slices.DeleteFunc(slices.Clone([]string(*s.Type)), func(t string) bool { return t == "" })
+	for i, t := range types {
+		if t == "file" {
+			types[i] = "string"
+		}
+	}
+	if s.Nullable && !slices.Contains(types, "null") {
+		types = append(types, "null")
+	}
+	switch len(types) {
+	case 0:
+		return map[string]any{}
+	case 1:
+		return map[string]any{"type": types[0]}
+	}
+	return map[string]any{"type": types}
+}
