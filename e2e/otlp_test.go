@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -203,11 +204,12 @@ func checkChain(t *testing.T, spans map[string]*tracepb.Span, parent string, rec
 
 // TestTracingMeta: the client sends its trace context in _meta only; the
 // receiver gets the MCP request span (a child of the client's span), the
-// tool span and the upstream span in the client's trace, and the upstream
-// receives that trace id.
+// tool span and the upstream span in the client's trace, the upstream
+// receives that trace id, and the call's audit record names it.
 func TestTracingMeta(t *testing.T) {
 	sink, rec := newOTLPSink(t), newRecorder(t)
-	g := startRecorded(t, rec, otlpEnv(sink))
+	file := filepath.Join(t.TempDir(), "audit.jsonl")
+	g := startRecorded(t, rec, otlpEnv(sink), "--audit-sink", "file:"+file)
 	cs := connectHTTP(t, g.URL, connectOptions{Bearer: clientBearer})
 	const trace, parent = "5b8aa5a2d2c872e8321cf37308d69df2", "051581bf3cb55c13"
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -225,6 +227,11 @@ func TestTracingMeta(t *testing.T) {
 	}
 	if _, _, errs := sink.received(); len(errs) > 0 {
 		t.Errorf("malformed exports: %v", errs)
+	}
+	g.stop(t)
+	recs := auditCLI(t, "--file", file)
+	if len(recs) != 1 || recs[0].TraceID != trace {
+		t.Errorf("audit records %+v: want one, in trace %s", recs, trace)
 	}
 }
 
