@@ -186,7 +186,7 @@ func TestNotARequestState(t *testing.T) {
 		t.Fatal(err)
 	}
 	bind := mrtr.Binding{Method: "tools/call", Name: "x", Subject: "alice", Arguments: json.RawMessage(`{}`)}
-	token, err := codec.Pause(bind, nil, 0)
+	token, err := codec.Seal(bind, 1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +197,7 @@ func TestNotARequestState(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := codec.Resume(context.Background(), string(sealed), bind); err == nil {
+	if _, err := codec.Open(context.Background(), string(sealed), bind); err == nil {
 		t.Error("a record resumed as a requestState")
 	}
 	// Nor does the raw ring key open a record: the key is derived.
