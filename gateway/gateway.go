@@ -441,6 +441,7 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 	stop := g.startRunner(ctx)
 	defer stop()
 	go g.watch(ctx)
+	go g.ops.sweepQuotas(ctx, g.logger)
 	g.logListening(ln.Addr())
 	err := mcp.RunHTTP(ctx, ln, g.Handler(), g.server, 10*time.Second)
 	if errors.Is(err, context.Canceled) {

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/mcpgate/mcpgate/audit"
+	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/policy"
 	"github.com/mcpgate/mcpgate/quota"
 	"github.com/mcpgate/mcpgate/telemetry"
@@ -23,7 +25,7 @@ type ops struct {
 	audit  *audit.Recorder
 	policy *policy.Policy
 	quota  *quota.Limiter
-	sweep  func(context.Context, time.Time) (int, error) // the shared quota bank's sweep, when there is one
+	sweep  func(context.Context, time.Time) (int64, error) // the shared quota bank's sweep, when there is one
 
 	// exporter, set before build, replaces the OTLP exporter (benchmarks).
 	exporter sdktrace.SpanExporter
@@ -54,7 +56,7 @@ func (g *Gateway) setupOps(ctx context.Context) error {
 			}
 			opts.Bank = bank
 			if s, ok := bank.(interface {
-				Sweep(context.Context, time.Time) (int, error)
+				Sweep(context.Context, time.Time) (int64, error)
 			}); ok {
 				g.ops.sweep = s.Sweep
 			}
@@ -97,4 +99,33 @@ func (o *ops) close(ctx context.Context) error {
 		errs = append(errs, o.tracer.Shutdown(ctx))
 	}
 	return errors.Join(errs...)
+}
+
+// sweepQuotas deletes the shared quota buckets nobody used for long, every
+// few minutes until ctx ends (a replica's sweep is enough for all).
+func (o *ops) sweepQuotas(ctx context.Context, logger *slog.Logger) {
+	if o.sweep == nil {
+		return
+	}
+	t := time.NewTicker(5 * time.Minute)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			if _, err := o.sweep(ctx, now); err != nil && ctx.Err() == nil {
+				logger.Warn("quotas: sweeping the shared buckets failed", "err", err)
+			}
+		}
+	}
+}
+
+// auditTask records a task's state change made by its worker.
+func (o *ops) auditTask(req *mcp.TaskRequest, st *servedTool, status string, isError bool, traceID string) {
+	if o.audit == nil || req.TaskID == "" {
+		return
+	}
+	o.audit.Task(audit.TaskChange{Subject: req.Principal.Subject, API: st.api.cfg.Name, Tool: req.Name, TaskID: req.TaskID,
+		Status: status, IsError: isError, TraceID: traceID})
 }

@@ -231,3 +231,38 @@ func TestMetricsCountEverything(t *testing.T) {
 		t.Error("a call that asked the user was counted as an error")
 	}
 }
+
+// TestAuditTaskChanges: a task's worker records each state change it
+// makes (working, then completed) beside the call that created it.
+func TestAuditTaskChanges(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "audit.jsonl")
+	g, err := New(context.Background(), Config{Demo: true, Store: "memory", Audit: AuditConfig{Sink: "file:" + file}}, discardLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	stop := g.startRunner(ctx)
+	c := taskClient(g, "demo-token")
+	id := createTask(t, c, "createReport", map[string]any{"kind": "inventory"})
+	if status, res := awaitTask(t, c, id); status != "completed" {
+		t.Fatalf("task %s: %s", status, res)
+	}
+	cancel()
+	stop()
+	g.Close()
+	recs, err := audit.ReadFile(context.Background(), file, audit.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var statuses []string
+	for _, r := range recs {
+		if r.TaskID == id && r.Kind != audit.KindToolCall {
+			statuses = append(statuses, r.TaskStatus)
+		}
+	}
+	slices.Sort(statuses)
+	if !slices.Equal(statuses, []string{"completed", "working"}) {
+		raw, _ := os.ReadFile(file)
+		t.Fatalf("the task's changes recorded: %v\n%s", statuses, raw)
+	}
+}

@@ -78,11 +78,34 @@ func (g *Gateway) register(ts *mcp.ToolSet, st *servedTool) error {
 	return ts.AddTask(&mcp.TaskTool{Tool: st.def, Support: mcp.TaskOptional, Idempotent: !st.tool.Route.Mutating,
 		Prepare: g.taskPrepare(st),
 		Run: func(ctx context.Context, req *mcp.TaskRequest) (*mcp.CallToolResult, error) {
-			if def := g.taskDefinition(req.ToolsVersion, name); def != nil && def.run != nil {
+			def := g.taskDefinition(req.ToolsVersion, name)
+			if def == nil || def.run == nil {
+				def = st
+			}
+			if req.TaskID == "" { // run inline, inside its tools/call: observed as that call
 				return def.run(ctx, req)
 			}
-			return st.run(ctx, req)
+			return g.runTask(ctx, def, req)
 		}})
+}
+
+// runTask runs a task in a worker, in a span of its own, with an audit
+// record of each state change it makes.
+func (g *Gateway) runTask(ctx context.Context, st *servedTool, req *mcp.TaskRequest) (*mcp.CallToolResult, error) {
+	ctx, sp := g.ops.tracer.StartTaskRun(ctx, telemetry.TaskRun{ID: req.TaskID, Tool: req.Name})
+	traceID := telemetry.TraceID(ctx)
+	g.ops.auditTask(req, st, "working", false, traceID)
+	res, err := st.run(ctx, req)
+	status := "completed"
+	switch {
+	case ctx.Err() != nil:
+		status = "cancelled"
+	case err != nil:
+		status = "failed"
+	}
+	g.ops.auditTask(req, st, status, res != nil && res.IsError, traceID)
+	sp.End(telemetry.Outcome{Err: err, ToolError: res != nil && res.IsError})
+	return res, err
 }
 
 // The way of a call, in order (every kind of tool, however reached):
@@ -177,6 +200,11 @@ func (g *Gateway) toolHandler(st *servedTool) mcp.ToolHandler {
 		ctx, res, err := g.steps(ctx, st, req)
 		if res != nil || err != nil {
 			return res, err
+		}
+		if req.Round > 0 { // the retry of a paused call: one more MRTR round
+			var round telemetry.Span
+			ctx, round = g.ops.tracer.StartRound(ctx, st.tool.Name, req.Round)
+			defer func() { round.End(telemetry.Outcome{Err: err, ToolError: res != nil && res.IsError}) }()
 		}
 		ctx, sp := g.ops.tracer.StartToolCall(ctx, span)
 		res, err = dispatch(ctx, req)
