@@ -58,6 +58,9 @@ func (g *Gateway) setupConnect(ctx context.Context, apis []*api) error {
 	for _, p := range providers {
 		g.logger.Info("users connect their own accounts", "api", p.API, "redirect_uri", g.conn.RedirectURL(p.API))
 	}
+	if login != nil {
+		g.logger.Info("the connect page signs users in at the callers' issuer", "redirect_uri", g.conn.LoginRedirectURL())
+	}
 	return nil
 }
 

@@ -56,7 +56,8 @@ type Gateway struct {
 	// for Close.
 	cat      atomic.Pointer[catalog]
 	catMu    sync.Mutex
-	reloadMu sync.Mutex // one reload at a time
+	reloadMu sync.Mutex    // one reload at a time
+	rewatch  chan struct{} // a reload changed the documents to watch
 	oldCats  map[string]*catalog
 	oldOrder []string
 	opened   []*api
@@ -98,7 +99,8 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (*Gateway, error)
 
 // newGateway is a Gateway not yet built, its settings already checked.
 func newGateway(cfg Config, logger *slog.Logger) *Gateway {
-	return &Gateway{cfg: cfg, logger: logger, taskCreds: newCredentialVault(), metrics: newMetrics(), oldCats: map[string]*catalog{}, rejected: map[string]bool{}}
+	return &Gateway{cfg: cfg, logger: logger, taskCreds: newCredentialVault(), metrics: newMetrics(), oldCats: map[string]*catalog{}, rejected: map[string]bool{},
+		rewatch: make(chan struct{}, 1)}
 }
 
 // build does New's work on a Gateway that Close can release at any point.

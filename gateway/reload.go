@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -98,6 +99,12 @@ func (g *Gateway) reload(ctx context.Context, reason string, specs map[string]bo
 		return g.reloadFailed(reason, err)
 	}
 	g.opened = append(g.opened, fresh...)
+	if !slices.Equal(specsOf(old.apis), specsOf(next)) {
+		select { // the watcher picks the new documents up
+		case g.rewatch <- struct{}{}:
+		default:
+		}
+	}
 	g.metrics.reload("applied", class)
 	g.logger.Info("tools reloaded", "reason", reason, "class", class, "tools", len(cat.tools), "changes", len(changes), "version", cat.version)
 	if sig := g.backend.Signals; sig != nil {
@@ -214,18 +221,11 @@ func (g *Gateway) warnRestartOnly(cfg *Config) {
 
 // watch reloads, until ctx ends, whenever an API's document changes (files
 // watched, URLs polled) or another replica put a new tool set in service.
+// A reload that changed the set of documents starts watching them anew.
 func (g *Gateway) watch(ctx context.Context) {
 	if g.cfg.Demo {
 		return
 	}
-	var specs []string
-	for _, a := range g.current().apis {
-		specs = append(specs, a.cfg.Spec)
-	}
-	w := &specWatcher{logger: g.logger, client: &http.Client{Timeout: 30 * time.Second}, interval: g.cfg.ReloadInterval,
-		debounce: 200 * time.Millisecond, changed: func(spec string) {
-			_ = g.reload(ctx, "the document "+spec+" changed", map[string]bool{spec: true}, false, nil)
-		}}
 	if sig := g.backend.Signals; sig != nil {
 		go sig.Listen(ctx, func(version string) {
 			if version != g.current().version {
@@ -233,7 +233,38 @@ func (g *Gateway) watch(ctx context.Context) {
 			}
 		})
 	}
-	if err := w.watch(ctx, specs); err != nil {
-		g.logger.Warn("the OpenAPI documents are not watched: a change takes a restart or SIGHUP", "err", err)
+	for ctx.Err() == nil {
+		var specs []string
+		for _, a := range g.current().apis {
+			specs = append(specs, a.cfg.Spec)
+		}
+		wctx, stop := context.WithCancel(ctx)
+		w := &specWatcher{logger: g.logger, client: &http.Client{Timeout: 30 * time.Second}, interval: g.cfg.ReloadInterval,
+			debounce: 200 * time.Millisecond, changed: func(spec string) {
+				_ = g.reload(ctx, "the document "+spec+" changed", map[string]bool{spec: true}, false, nil)
+			}}
+		done := make(chan error, 1)
+		go func() { done <- w.watch(wctx, specs) }()
+		select {
+		case <-ctx.Done():
+		case <-g.rewatch:
+		case err := <-done:
+			if err != nil {
+				g.logger.Warn("the OpenAPI documents are not watched: a change takes a restart or SIGHUP", "err", err)
+			}
+			stop()
+			return
+		}
+		stop()
+		<-done
 	}
+}
+
+// specsOf are the documents of apis, in order.
+func specsOf(apis []*api) []string {
+	var out []string
+	for _, a := range apis {
+		out = append(out, a.cfg.Spec)
+	}
+	return out
 }
