@@ -268,24 +268,14 @@ func TestMetrics(t *testing.T) {
 		}
 		resp.Body.Close()
 	}
-	resp, err := http.Get(ts.URL + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	for _, want := range []string{
+	b := wantMetrics(t, ts.URL,
 		`mcpgate_requests_total{method="tools/call",status="200"} 3`,
 		`mcpgate_tool_calls_total{outcome="ok",tool="getPet"} 1`,
 		`mcpgate_tool_calls_total{outcome="tool_error",tool="getPet"} 1`,
 		`mcpgate_tool_calls_total{outcome="tool_error",tool="listPets"} 1`,
 		`mcpgate_tool_call_duration_seconds_count{tool="getPet"} 2`,
 		`mcpgate_requests_total{method="other",status="400"} 3`,
-	} {
-		if !strings.Contains(string(b), want) {
-			t.Errorf("/metrics lacks %s", want)
-		}
-	}
+	)
 	if strings.Contains(string(b), "made/up") {
 		t.Error("a client-chosen Mcp-Method became a metric label")
 	}
@@ -320,4 +310,21 @@ func TestReadyz(t *testing.T) {
 	if code != 503 || !strings.Contains(body, `"api":"unreachable"`) || strings.Contains(body, strings.TrimPrefix(up.srv.URL, "http://")) {
 		t.Fatalf("readyz with the upstream gone: %d %s", code, body)
 	}
+}
+
+// wantMetrics reads /metrics and fails for each wanted line it lacks.
+func wantMetrics(t *testing.T, base string, want ...string) []byte {
+	t.Helper()
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, w := range want {
+		if !strings.Contains(string(b), w) {
+			t.Errorf("/metrics lacks %s", w)
+		}
+	}
+	return b
 }
