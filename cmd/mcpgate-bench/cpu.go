@@ -85,3 +85,18 @@ func cpuSnapshot(pids pidFlags) ([]time.Duration, error) {
 	}
 	return out, nil
 }
+
+// loadAverage returns the 1-minute load average from /proc/loadavg, or 0
+// where it cannot be read (the figure is informative only).
+func loadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	first, _, _ := strings.Cut(string(b), " ")
+	v, err := strconv.ParseFloat(first, 64)
+	if err != nil {
+		return 0
+	}
+	return v
+}

@@ -369,12 +369,21 @@ func runLoad(ctx context.Context, cfg *config) (summary, error) {
 	if len(watched) > 0 {
 		watched = append(watched[:len(watched):len(watched)], namedPID{name: "harness", pid: os.Getpid()})
 	}
+	mem := newMemScraper(cfg.metrics)
+	mem0, err := mem.snapshot(ctx)
+	if err != nil {
+		return summary{}, err
+	}
 	cpu0, err := cpuSnapshot(watched)
 	if err != nil {
 		return summary{}, err
 	}
 	results, elapsed := phase(ctx, workers, cfg.d, cfg.n)
 	cpu1, err := cpuSnapshot(watched)
+	if err != nil {
+		return summary{}, err
+	}
+	mem1, err := mem.snapshot(ctx)
 	if err != nil {
 		return summary{}, err
 	}
@@ -397,6 +406,10 @@ func runLoad(ctx context.Context, cfg *config) (summary, error) {
 			s.CPUPerReq[p.name] = float64(cpu1[i]-cpu0[i]) / float64(time.Microsecond) / float64(s.Requests)
 		}
 	}
+	if err := mem.memPerRequest(&s, mem0, mem1); err != nil {
+		return summary{}, err
+	}
+	s.Load1 = loadAverage()
 	for k, err := range firstErr {
 		if err != nil {
 			if s.FirstErrors == nil {

@@ -62,6 +62,9 @@ type config struct {
 	body        string
 	headers     headerFlags
 	pids        pidFlags
+	metrics     metricsFlags
+	label       string
+	round       int
 	warmup      time.Duration
 	timeout     time.Duration
 	jsonOut     bool
@@ -101,6 +104,8 @@ Examples:
   mcpgate-bench -url http://127.0.0.1:8082/mcp -proto 2025-11-25 -tool get_pet -args '{"id":1}' -n 10000
   mcpgate-bench -mode http -url http://127.0.0.1:8081/pets/1 -header 'Authorization: Bearer demo-token'
   mcpgate-bench -url http://127.0.0.1:8080/mcp -tool getPet -args '{"petId":1}' -pid gateway=4242 -pid upstream=4243
+  mcpgate-bench -url http://127.0.0.1:8080/mcp -tool getPet -args '{"petId":1}' -metrics gateway=http://127.0.0.1:8080/metrics
+  mcpgate-bench report [-base revproxy] results.jsonl   (medians and per-round ratios of -json -label -round runs)
 
 On two shared cores the load generator and the servers compete: compare
 targets side by side in one run, and prefer -pid CPU time per request over
@@ -131,6 +136,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&cfg.body, "body", "", "http mode: request body (@file reads a file); Content-Type defaults to application/json when a body is given")
 	fs.Var(&cfg.headers, "header", "extra request header K:V (repeatable), e.g. 'Authorization: Bearer TOKEN'")
 	fs.Var(&cfg.pids, "pid", "[NAME=]PID of a local server process (repeatable): report its CPU time per measured request (Linux /proc)")
+	fs.Var(&cfg.metrics, "metrics", "NAME=URL of a Go process's Prometheus metrics (repeatable, loopback): report its allocations per measured request and collections per second")
+	fs.StringVar(&cfg.label, "label", "", "a name for the target, copied into the summary (for 'mcpgate-bench report')")
+	fs.IntVar(&cfg.round, "round", 0, "the round this run belongs to, copied into the summary (for 'mcpgate-bench report')")
 	fs.DurationVar(&cfg.warmup, "warmup", 0, "run the same load this long before measuring (not counted)")
 	fs.DurationVar(&cfg.timeout, "timeout", 30*time.Second, "per-request timeout")
 	fs.BoolVar(&cfg.jsonOut, "json", false, "print the summary as one JSON line")
@@ -162,9 +170,16 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		return nil, errors.New("-timeout must be positive")
 	case cfg.mode != "mcp" && cfg.mode != "http":
 		return nil, fmt.Errorf("-mode %q: want mcp or http", cfg.mode)
+	case cfg.round < 0:
+		return nil, errors.New("-round must not be negative")
 	}
 	if err := checkTarget(cfg.url, cfg.allowRemote); err != nil {
 		return nil, err
+	}
+	for _, m := range cfg.metrics {
+		if err := checkTarget(m.url, cfg.allowRemote); err != nil {
+			return nil, fmt.Errorf("-metrics %s: %w", m.name, err)
+		}
 	}
 	if cfg.mode == "mcp" {
 		if cfg.tool == "" {
@@ -226,8 +241,12 @@ func checkTarget(raw string, allowRemote bool) error {
 	return fmt.Errorf("-url host %q is not a loopback address; this harness only drives loopback targets (pass -allow-remote to override)", host)
 }
 
-// run is the whole command: parse, load, print.
+// run is the whole command: parse, load, print; or, with "report" first,
+// the report over earlier runs.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "report" {
+		return runReport(args[1:], os.Stdin, stdout, stderr)
+	}
 	cfg, err := parseFlags(args, stderr)
 	if err != nil {
 		return err

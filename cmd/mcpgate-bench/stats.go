@@ -42,6 +42,8 @@ func (k errKind) String() string {
 
 // summary is the outcome of one measured run.
 type summary struct {
+	Label    string           `json:"label,omitempty"`
+	Round    int              `json:"round,omitempty"`
 	URL      string           `json:"url"`
 	Mode     string           `json:"mode"`
 	Proto    string           `json:"proto,omitempty"`
@@ -60,6 +62,15 @@ type summary struct {
 	// CPUPerReq is the CPU time (user+system, µs) each -pid process used per
 	// measured request.
 	CPUPerReq map[string]float64 `json:"cpuUsPerReq,omitempty"`
+	// AllocsPerReq and BytesPerReq are the heap allocations (objects,
+	// bytes) each -metrics process made per measured request, GCPerSec its
+	// collections per second of the measured phase.
+	AllocsPerReq map[string]float64 `json:"allocsPerReq,omitempty"`
+	BytesPerReq  map[string]float64 `json:"bytesPerReq,omitempty"`
+	GCPerSec     map[string]float64 `json:"gcPerSec,omitempty"`
+	// Load1 is the machine's 1-minute load average when the run ended (0
+	// where /proc/loadavg is not readable).
+	Load1 float64 `json:"load1,omitempty"`
 	// FirstErrors holds the first error seen of each kind, for diagnosis.
 	FirstErrors map[string]string `json:"firstErrors,omitempty"`
 }
@@ -109,7 +120,7 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 
 // newSummary combines the counts, latencies and wall time of a run.
 func newSummary(cfg *config, counts [numKinds]int64, lat []time.Duration, elapsed time.Duration) summary {
-	s := summary{URL: cfg.url, Mode: cfg.mode, Clients: cfg.c, Seconds: elapsed.Seconds()}
+	s := summary{Label: cfg.label, Round: cfg.round, URL: cfg.url, Mode: cfg.mode, Clients: cfg.c, Seconds: elapsed.Seconds()}
 	if cfg.mode == "mcp" {
 		s.Proto, s.Tool = cfg.proto, cfg.tool
 	}
@@ -156,24 +167,44 @@ func (s summary) print(w io.Writer, asJSON bool) error {
 	if err != nil {
 		return fmt.Errorf("write summary: %w", err)
 	}
-	if len(s.CPUPerReq) > 0 {
-		names := make([]string, 0, len(s.CPUPerReq))
-		for n := range s.CPUPerReq {
-			names = append(names, n)
-		}
-		slices.Sort(names)
-		var parts []string
-		for _, n := range names {
-			parts = append(parts, fmt.Sprintf("%s %.1fµs", n, s.CPUPerReq[n]))
-		}
-		if _, err := fmt.Fprintf(w, "cpu/req   %s\n", strings.Join(parts, "  ")); err != nil {
-			return fmt.Errorf("write summary: %w", err)
+	for _, line := range []struct {
+		title, format string
+		values        map[string]float64
+	}{
+		{"cpu/req  ", "%s %.1fµs", s.CPUPerReq},
+		{"allocs/req", "%s %.0f", s.AllocsPerReq},
+		{"bytes/req", "%s %.0f", s.BytesPerReq},
+		{"gc/s     ", "%s %.1f", s.GCPerSec},
+	} {
+		if err := printPerName(w, line.title, line.format, line.values); err != nil {
+			return err
 		}
 	}
 	for k, e := range s.FirstErrors {
 		if _, err := fmt.Fprintf(w, "first %s error: %s\n", k, e); err != nil {
 			return fmt.Errorf("write summary: %w", err)
 		}
+	}
+	return nil
+}
+
+// printPerName writes one line of per-process figures, in name order; none
+// when there are no figures.
+func printPerName(w io.Writer, title, format string, values map[string]float64) error {
+	if len(values) == 0 {
+		return nil
+	}
+	names := make([]string, 0, len(values))
+	for n := range values {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = fmt.Sprintf(format, n, values[n])
+	}
+	if _, err := fmt.Fprintf(w, "%s %s\n", title, strings.Join(parts, "  ")); err != nil {
+		return fmt.Errorf("write summary: %w", err)
 	}
 	return nil
 }
