@@ -30,7 +30,11 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:18083", "loopback listen address")
 	upstream := flag.String("upstream", "http://127.0.0.1:18081", "upstream base URL (loopback)")
 	sse := flag.Bool("sse", false, "answer with text/event-stream instead of application/json")
+	metrics := flag.String("metrics", "", benchutil.MetricsFlagHelp)
 	flag.Parse()
+	if _, err := benchutil.ServeMetrics(*metrics); err != nil {
+		log.Fatalf("gosdk: %v", err)
+	}
 	getter, err := benchutil.NewPetGetter(*upstream)
 	if err != nil {
 		log.Fatalf("gosdk: %v", err)

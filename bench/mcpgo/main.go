@@ -28,7 +28,11 @@ import (
 func main() {
 	addr := flag.String("addr", "127.0.0.1:18084", "loopback listen address")
 	upstream := flag.String("upstream", "http://127.0.0.1:18081", "upstream base URL (loopback)")
+	metrics := flag.String("metrics", "", benchutil.MetricsFlagHelp)
 	flag.Parse()
+	if _, err := benchutil.ServeMetrics(*metrics); err != nil {
+		log.Fatalf("mcpgo: %v", err)
+	}
 	getter, err := benchutil.NewPetGetter(*upstream)
 	if err != nil {
 		log.Fatalf("mcpgo: %v", err)

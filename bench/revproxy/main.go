@@ -15,7 +15,11 @@ import (
 func main() {
 	addr := flag.String("addr", "127.0.0.1:18082", "loopback listen address")
 	upstream := flag.String("upstream", "http://127.0.0.1:18081", "upstream base URL (loopback)")
+	metrics := flag.String("metrics", "", benchutil.MetricsFlagHelp)
 	flag.Parse()
+	if _, err := benchutil.ServeMetrics(*metrics); err != nil {
+		log.Fatalf("revproxy: %v", err)
+	}
 	target, err := benchutil.CheckUpstream(*upstream)
 	if err != nil {
 		log.Fatalf("revproxy: %v", err)

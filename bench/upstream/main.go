@@ -17,7 +17,11 @@ import (
 func main() {
 	addr := flag.String("addr", "127.0.0.1:18081", "loopback listen address")
 	tokens := flag.String("tokens", "", "comma-separated token=subject pairs; with it, a bearer token is required")
+	metrics := flag.String("metrics", "", benchutil.MetricsFlagHelp)
 	flag.Parse()
+	if _, err := benchutil.ServeMetrics(*metrics); err != nil {
+		log.Fatalf("upstream: %v", err)
+	}
 	opts := demo.Options{}
 	if *tokens != "" {
 		opts.RequireAuth = true

@@ -1,9 +1,11 @@
 // Package benchutil holds what the comparison servers under bench/ share:
 // the loopback-only listen rule, the upstream HTTP client tuned for the
-// benchmark's concurrency, and the one upstream call every hand-written
-// get_pet tool makes.
+// benchmark's concurrency, the one upstream call every hand-written get_pet
+// tool makes, and the Go runtime metrics every server can expose, under the
+// same names as mcpgate's own /metrics, for the harness's allocation counts.
 //
-// Invariants: servers only ever listen on loopback addresses; the upstream
+// Invariants: servers (and their metrics listeners) only ever listen on
+// loopback addresses; the upstream
 // is only ever a loopback URL; the caller's Authorization header (if any) is
 // forwarded to the configured upstream and nowhere else.
 package benchutil
@@ -13,12 +15,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // IdleConns is the idle-connection pool size per upstream host: above the
@@ -82,6 +89,34 @@ func Serve(ln net.Listener, h http.Handler) error {
 		return fmt.Errorf("serve: %w", err)
 	}
 	return nil
+}
+
+// MetricsFlagHelp is the usage text of every bench server's -metrics flag.
+const MetricsFlagHelp = "loopback address to serve this process's Go runtime metrics on, at /metrics (for bench/run.sh); empty: none"
+
+// ServeMetrics serves the process's Go runtime metrics (the Prometheus
+// client's Go collector, whose go_memstats_mallocs_total and
+// go_gc_duration_seconds mcpgate's /metrics has too) at /metrics on a
+// loopback addr, in the background, and returns the address it listens
+// on. An empty addr serves nothing and returns nil.
+func ServeMetrics(addr string) (net.Addr, error) {
+	if addr == "" {
+		return nil, nil
+	}
+	ln, err := Listen(addr)
+	if err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector())
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	go func() {
+		if err := Serve(ln, mux); err != nil {
+			log.Printf("metrics: %v", err)
+		}
+	}()
+	return ln.Addr(), nil
 }
 
 // PetGetter does the get_pet tool's upstream call: GET {base}/pets/{id}.

@@ -2,6 +2,7 @@ package benchutil
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -53,5 +54,29 @@ func TestPetGetterForwardsAuthorization(t *testing.T) {
 	}
 	if _, err := NewPetGetter("http://example.com"); err == nil || !strings.Contains(err.Error(), "loopback") {
 		t.Errorf("NewPetGetter(remote): %v", err)
+	}
+}
+
+func TestServeMetrics(t *testing.T) {
+	if a, err := ServeMetrics(""); a != nil || err != nil {
+		t.Errorf("ServeMetrics(\"\") = %v, %v; want nothing served", a, err)
+	}
+	if _, err := ServeMetrics("0.0.0.0:0"); err == nil {
+		t.Error("a non-loopback metrics address was accepted")
+	}
+	a, err := ServeMetrics("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := http.Get("http://" + a.String() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	for _, name := range []string{"\ngo_memstats_mallocs_total ", "\ngo_memstats_alloc_bytes_total ", "\ngo_gc_duration_seconds_count "} {
+		if !strings.Contains(string(body), name) {
+			t.Errorf("metrics lack %q", name)
+		}
 	}
 }
