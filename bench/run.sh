@@ -7,7 +7,8 @@
 #   mcpgo-legacy  the same mcp-go server driven with -proto 2025-11-25 (initialize + session)
 #   gateway       mcpgate serve on the demo OpenAPI document, with its GC headroom (gctune)
 #   gateway-gogc  the same with Go's default GC (--gc-headroom=-1)
-# at each client count in CLIENTS, ROUNDS times, and prints the report of
+# each with the caller's bearer token (which the upstream requires), at each
+# client count in CLIENTS, ROUNDS times, and prints the report of
 # `mcpgate-bench report`: per target and client count the medians over the
 # rounds (rps, p50, p99, CPU per request of the server, the upstream and the
 # load generator from /proc, allocations per request and collections per
@@ -120,7 +121,11 @@ bench_server() {
 	shift 2
 	start "$name" "$port" "$BIN/$name" -addr "127.0.0.1:$port" -metrics "127.0.0.1:$((port + 10))" "$@"
 }
-bench_server upstream "$UPSTREAM_PORT"
+# Every request carries a bearer token, which the upstream requires and every
+# target forwards: mcpgate's per-call work on the caller's credential is part
+# of what is measured.
+TOKEN=bench-token
+bench_server upstream "$UPSTREAM_PORT" -tokens "$TOKEN=bench"
 bench_server revproxy "$REVPROXY_PORT" -upstream "$UPSTREAM"
 bench_server gosdk "$GOSDK_PORT" -upstream "$UPSTREAM"
 bench_server mcpgo "$MCPGO_PORT" -upstream "$UPSTREAM"
@@ -189,7 +194,7 @@ for c in $CLIENTS; do
 			if [ -n "$PROFILE" ] && [ -n "$pprof" ]; then profiling=1; fi
 			if [ -n "$profiling" ]; then profile_start "$name" "$c" "$round" "$pprof"; fi
 			# shellcheck disable=SC2086 # flags are word-split on purpose
-			line=$("$BIN/mcpgate-bench" $flags "${pids[@]}" -c "$c" -d "$DUR" -warmup "$WARMUP" \
+			line=$("$BIN/mcpgate-bench" $flags "${pids[@]}" -header "Authorization: Bearer $TOKEN" -c "$c" -d "$DUR" -warmup "$WARMUP" \
 				-label "$name" -round "$round" -json)
 			if [ -n "$profiling" ]; then profile_end "$name" "$c" "$round" "$pprof"; fi
 			echo "$line" >>"$RAW"
