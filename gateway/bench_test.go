@@ -2,10 +2,13 @@ package gateway
 
 import (
 	"bytes"
+	"encoding/base64"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/mcpgate/mcpgate/mrtr"
 )
 
 // BenchmarkToolCallHTTP is a full tools/call of getPet through the gateway:
@@ -51,4 +54,21 @@ func newDemoB(b *testing.B, checkOutput bool) *Gateway {
 	}
 	b.Cleanup(func() { g.Close() })
 	return g
+}
+
+// BenchmarkCallerIDs is the per-call work on a bearer token: its subject
+// (every request that carries one) and its log name (every logged call).
+func BenchmarkCallerIDs(b *testing.B) {
+	r, err := mrtr.ParseKeyRing("k1:" + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte("a"), 32)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	c, err := newCallerIDs(r)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		c.logName(c.principal("demo-token").Subject)
+	}
 }

@@ -2,9 +2,6 @@ package gateway
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
 	"log/slog"
 	"net/http"
 	"time"
@@ -120,7 +117,7 @@ func (g *Gateway) endToolCall(ctx context.Context, c *toolCall, r *mcp.RequestIn
 	g.logger.LogAttrs(ctx, slog.LevelInfo, "tool call",
 		slog.String("tool", c.tool), slog.String("api", c.api), slog.String("outcome", outcome),
 		slog.Int("upstream_status", c.status), slog.Duration("duration", out.Duration.Round(time.Microsecond)),
-		slog.String("caller", g.callerHash(p.Subject)))
+		slog.String("caller", g.callers.logName(p.Subject)))
 	if g.ops.audit == nil {
 		return
 	}
@@ -152,15 +149,4 @@ func (t statusRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		c.entry.Upstream(resp.StatusCode)
 	}
 	return resp, err
-}
-
-// callerHash names a caller in logs without naming it: a short keyed hash
-// of its subject, the same on every replica that shares the key ring.
-func (g *Gateway) callerHash(subject string) string {
-	if subject == "" {
-		return "anonymous"
-	}
-	mac := hmac.New(sha256.New, g.callers.key)
-	mac.Write([]byte("log\x00" + subject))
-	return base64.RawURLEncoding.EncodeToString(mac.Sum(nil)[:9])
 }
