@@ -28,9 +28,14 @@ type toolCall struct {
 	caller       *policy.Caller // built once per request, for policy and quotas
 }
 
+// toolCallKey holds the note of a call the observer did not see (see
+// enter); the observer's own note travels in its observation.
 type toolCallKey struct{}
 
 func callOf(ctx context.Context) *toolCall {
+	if ob, _ := ctx.Value(observedKey{}).(*observed); ob != nil && ob.call != nil {
+		return ob.call
+	}
 	c, _ := ctx.Value(toolCallKey{}).(*toolCall)
 	return c
 }
@@ -38,9 +43,12 @@ func callOf(ctx context.Context) *toolCall {
 // observer is the gateway's mcp.Observer.
 type observer struct{ g *Gateway }
 
+// observed is one request under observation; for a tools/call, call points
+// at note, allocated with it.
 type observed struct {
 	span telemetry.Span
 	call *toolCall
+	note toolCall
 }
 
 type observedKey struct{}
@@ -62,8 +70,8 @@ func (o observer) Begin(ctx context.Context, r *mcp.RequestInfo) context.Context
 		Meta:  telemetry.Meta{Traceparent: r.Trace.TraceParent, Tracestate: r.Trace.TraceState, Baggage: r.Trace.Baggage},
 	})
 	if r.Method == "tools/call" {
-		ob.call = &toolCall{tool: r.Name}
-		ctx = context.WithValue(ctx, toolCallKey{}, ob.call)
+		ob.note.tool = r.Name
+		ob.call = &ob.note
 	}
 	return context.WithValue(ctx, observedKey{}, ob)
 }
