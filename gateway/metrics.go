@@ -58,14 +58,13 @@ func (m *metrics) handler() http.Handler {
 func (m *metrics) instrument(next http.Handler, known func(method string) bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
-		slot := &methodSlot{}
-		next.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), methodSlotKey{}, slot)))
-		method := slot.method
+		in := &instrumented{statusWriter: statusWriter{ResponseWriter: w, status: http.StatusOK}}
+		next.ServeHTTP(&in.statusWriter, r.WithContext(context.WithValue(r.Context(), methodSlotKey{}, &in.slot)))
+		method := in.slot.method
 		if method == "" || !known(method) {
 			method = "other"
 		}
-		m.requests.WithLabelValues(method, strconv.Itoa(sw.status)).Inc()
+		m.requests.WithLabelValues(method, statusLabel(in.status)).Inc()
 		m.latency.WithLabelValues(method).Observe(time.Since(start).Seconds())
 	})
 }
@@ -75,6 +74,34 @@ func (m *metrics) instrument(next http.Handler, known func(method string) bool) 
 func (m *metrics) toolCall(tool, outcome string, d time.Duration) {
 	m.toolCalls.WithLabelValues(tool, outcome).Inc()
 	m.toolTime.WithLabelValues(tool).Observe(d.Seconds())
+}
+
+// instrumented is what the instrument keeps for one request, in one
+// allocation: the writer that records the status and the slot the
+// observer names the method in.
+type instrumented struct {
+	statusWriter
+	slot methodSlot
+}
+
+// statusLabel is the status as a label value, without formatting the
+// statuses an MCP endpoint answers with.
+func statusLabel(code int) string {
+	switch code {
+	case http.StatusOK:
+		return "200"
+	case http.StatusAccepted:
+		return "202"
+	case http.StatusBadRequest:
+		return "400"
+	case http.StatusUnauthorized:
+		return "401"
+	case http.StatusForbidden:
+		return "403"
+	case http.StatusNotFound:
+		return "404"
+	}
+	return strconv.Itoa(code)
 }
 
 // statusWriter records the status a handler wrote. It keeps Flush working
