@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -12,14 +13,20 @@ import (
 )
 
 // BenchmarkToolCallHTTP is a full tools/call of getPet through the gateway:
-// MCP client → gateway (HTTP) → demo upstream (HTTP) and back.
+// MCP client → gateway (HTTP) → demo upstream (HTTP) and back, all in this
+// process (the allocations counted are the client's, the gateway's and the
+// upstream's). unchecked and checked (--check-output) log every call at
+// info; quiet is unchecked with the log at warn, as bench/run.sh runs it.
 func BenchmarkToolCallHTTP(b *testing.B) {
-	b.Run("unchecked", func(b *testing.B) { benchToolCall(b, false) })
-	b.Run("checked", func(b *testing.B) { benchToolCall(b, true) })
+	b.Run("unchecked", func(b *testing.B) { benchToolCall(b, newDemoB(b, false)) })
+	b.Run("checked", func(b *testing.B) { benchToolCall(b, newDemoB(b, true)) })
+	b.Run("quiet", func(b *testing.B) {
+		quiet := slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		benchToolCall(b, newDemoLoggerB(b, false, quiet))
+	})
 }
 
-func benchToolCall(b *testing.B, checkOutput bool) {
-	g := newDemoB(b, checkOutput)
+func benchToolCall(b *testing.B, g *Gateway) {
 	ts := httptest.NewServer(g.Handler())
 	defer ts.Close()
 	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"getPet","arguments":{"petId":1},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
@@ -48,7 +55,11 @@ func benchToolCall(b *testing.B, checkOutput bool) {
 }
 
 func newDemoB(b *testing.B, checkOutput bool) *Gateway {
-	g, err := New(b.Context(), Config{Demo: true, Store: "memory", CheckOutput: checkOutput}, discardLogger())
+	return newDemoLoggerB(b, checkOutput, discardLogger())
+}
+
+func newDemoLoggerB(b *testing.B, checkOutput bool, logger *slog.Logger) *Gateway {
+	g, err := New(b.Context(), Config{Demo: true, Store: "memory", CheckOutput: checkOutput}, logger)
 	if err != nil {
 		b.Fatal(err)
 	}
