@@ -77,7 +77,10 @@ func (g *Gateway) register(st *servedTool) error {
 // pause for input, a protocol error), or lets the call go on.
 func (g *Gateway) steps(ctx context.Context, st *servedTool, req *mcp.CallToolRequest) (context.Context, *mcp.CallToolResult, error) {
 	ctx, c := g.enter(ctx, st, req)
-	in := &policy.Input{Caller: g.policyCaller(ctx, req.Principal), Tool: st.policy, Args: req.Arguments}
+	var in *policy.Input // what rules and quotas read, when there are any
+	if g.ops.policy != nil || g.ops.quota != nil {
+		in = &policy.Input{Caller: g.policyCaller(ctx, req.Principal), Tool: st.policy, Args: req.Arguments}
+	}
 	confirm := st.confirm
 	if g.ops.policy != nil {
 		d := g.ops.policy.Decide(in)
