@@ -31,6 +31,8 @@
 #        RAW=file             keep the runs' JSON lines there (re-read with mcpgate-bench report FILE)
 #        PROFILE=dir          build mcpgate with -tags pprof and save, for every gateway run, a CPU
 #                             profile and the allocation profiles before and after it into dir
+#        BASE=rev             also run mcpgate as built from git revision rev (gateway-base,
+#                             gateway-gogc-base), side by side with the working tree's
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -44,6 +46,7 @@ GATEWAY_ARGS=${GATEWAY_ARGS:-}
 GCTUNE=${GCTUNE:-both}
 ONLY=${ONLY:-}
 PROFILE=${PROFILE:-}
+BASE=${BASE:-}
 
 case "$GCTUNE" in on | off | both) ;; *)
 	echo "bench/run.sh: GCTUNE=$GCTUNE: want on, off or both" >&2
@@ -65,6 +68,8 @@ REVPROXY_PORT=$((PORT_BASE + 2))
 GOSDK_PORT=$((PORT_BASE + 3))
 MCPGO_PORT=$((PORT_BASE + 4))
 GATEWAY_GOGC_PORT=$((PORT_BASE + 5))
+BASE_GATEWAY_PORT=$((PORT_BASE + 6))
+BASE_GATEWAY_GOGC_PORT=$((PORT_BASE + 7))
 UPSTREAM=http://127.0.0.1:$UPSTREAM_PORT
 # The bench servers serve their Go metrics on a port of their own (PORT+10);
 # mcpgate has them at /metrics. pprof (PROFILE) listens on PORT+20.
@@ -91,6 +96,12 @@ if [ "$GATEWAY" = 1 ]; then
 	tags=()
 	if [ -n "$PROFILE" ]; then tags=(-tags pprof); fi
 	(cd "$ROOT" && go build "${tags[@]}" -o "$BIN/" ./cmd/mcpgate)
+	if [ -n "$BASE" ]; then
+		echo "building mcpgate at $BASE ($(git -C "$ROOT" rev-parse --short "$BASE")) ..." >&2
+		mkdir -p "$BIN/base-src" "$BIN/base"
+		git -C "$ROOT" archive "$BASE" | tar -x -C "$BIN/base-src"
+		(cd "$BIN/base-src" && go build -o "$BIN/base/" ./cmd/mcpgate)
+	fi
 fi
 
 port_busy() { curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$1/"; }
@@ -143,19 +154,28 @@ TARGETS=(
 # ---- mcpgate serve on the demo document (the tool is getPet) ----------------
 # The task store is in memory. gateway keeps mcpgate's default GC headroom
 # (package gctune); gateway-gogc runs with Go's default collector.
+# The per-call log line is off (--log-level warn), as no other target logs.
+# start_gateway NAME PORT BINARY [FLAGS...]
 start_gateway() {
-	local name=$1 port=$2
-	shift 2
+	local name=$1 port=$2 binary=$3 pprof=
+	shift 3
 	local env=()
-	if [ -n "$PROFILE" ]; then env=(env "PPROF_ADDR=127.0.0.1:$((port + 20))"); fi
+	if [ -n "$PROFILE" ] && [ "$binary" = "$BIN/mcpgate" ]; then
+		pprof=$((port + 20))
+		env=(env "PPROF_ADDR=127.0.0.1:$pprof")
+	fi
 	# shellcheck disable=SC2086 # GATEWAY_ARGS is word-split on purpose
-	start "$name" "$port" "${env[@]}" "$BIN/mcpgate" serve --store memory --log-level warn \
+	start "$name" "$port" "${env[@]}" "$binary" serve --store memory --log-level warn \
 		--spec "$ROOT/demo/openapi.json" --upstream "$UPSTREAM" --addr "127.0.0.1:$port" "$@" $GATEWAY_ARGS
-	TARGETS+=("$name|$name|$((port + 20))|-mode mcp -url http://127.0.0.1:$port/mcp -tool getPet -args {\"petId\":1} -metrics srv=http://127.0.0.1:$port/metrics")
+	TARGETS+=("$name|$name|$pprof|-mode mcp -url http://127.0.0.1:$port/mcp -tool getPet -args {\"petId\":1} -metrics srv=http://127.0.0.1:$port/metrics")
 }
 if [ "$GATEWAY" = 1 ]; then
-	if [ "$GCTUNE" != off ]; then start_gateway gateway "$GATEWAY_PORT"; fi
-	if [ "$GCTUNE" != on ]; then start_gateway gateway-gogc "$GATEWAY_GOGC_PORT" --gc-headroom=-1; fi
+	if [ "$GCTUNE" != off ]; then start_gateway gateway "$GATEWAY_PORT" "$BIN/mcpgate"; fi
+	if [ "$GCTUNE" != on ]; then start_gateway gateway-gogc "$GATEWAY_GOGC_PORT" "$BIN/mcpgate" --gc-headroom=-1; fi
+	if [ -n "$BASE" ] && [ "$GCTUNE" != off ]; then start_gateway gateway-base "$BASE_GATEWAY_PORT" "$BIN/base/mcpgate"; fi
+	if [ -n "$BASE" ] && [ "$GCTUNE" != on ]; then
+		start_gateway gateway-gogc-base "$BASE_GATEWAY_GOGC_PORT" "$BIN/base/mcpgate" --gc-headroom=-1
+	fi
 fi
 # ------------------------------------------------------------------------------
 
@@ -205,7 +225,8 @@ for c in $CLIENTS; do
 done
 
 echo
-echo "bench/run.sh  DUR=$DUR WARMUP=$WARMUP ROUNDS=$ROUNDS GCTUNE=$GCTUNE${GATEWAY_ARGS:+ GATEWAY_ARGS=$GATEWAY_ARGS}  $(date -u +%Y-%m-%dT%H:%MZ)"
+echo "bench/run.sh  DUR=$DUR WARMUP=$WARMUP ROUNDS=$ROUNDS GCTUNE=$GCTUNE${GATEWAY_ARGS:+ GATEWAY_ARGS=$GATEWAY_ARGS}${BASE:+ BASE=$BASE}  $(date -u +%Y-%m-%dT%H:%MZ)"
+echo "mcpgate at $(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD -- . 2>/dev/null || echo ' (with uncommitted changes)')"
 echo "$(nproc) cores; load average (1, 5, 15 min) at the start $LOAD_START, at the end $(cut -d' ' -f1-3 /proc/loadavg)"
 "$BIN/mcpgate-bench" report -base revproxy "$RAW"
 if [ -n "$PROFILE" ]; then

@@ -211,7 +211,8 @@ func (d *reportData) writeLoad(w io.Writer) {
 func (d *reportData) writeMedians(w io.Writer) error {
 	fmt.Fprint(w, "\nmedians over the rounds (errors: the sum)\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "%-14s\tc\trounds\terrors\t", "target")
+	width := d.labelWidth()
+	fmt.Fprintf(tw, "%-*s\tc\trounds\terrors\t", width, "target")
 	for _, c := range medianColumns {
 		fmt.Fprintf(tw, "%s\t", c.title)
 	}
@@ -222,7 +223,7 @@ func (d *reportData) writeMedians(w io.Writer) error {
 		for _, r := range runs {
 			errs += r.Errors
 		}
-		fmt.Fprintf(tw, "%-14s\t%d\t%d\t%d\t", k.label, k.clients, len(runs), errs)
+		fmt.Fprintf(tw, "%-*s\t%d\t%d\t%d\t", width, k.label, k.clients, len(runs), errs)
 		for _, c := range medianColumns {
 			fmt.Fprintf(tw, "%s\t", medianCell(runs, c))
 		}
@@ -267,7 +268,7 @@ func (d *reportData) writeRounds(w io.Writer, base string) {
 			baseRPS[r.Round] = r.RPS
 		}
 		runs := slices.SortedFunc(slices.Values(d.runs[k]), func(a, b summary) int { return a.Round - b.Round })
-		fmt.Fprintf(w, "  %-14s c=%-3d", k.label, k.clients)
+		fmt.Fprintf(w, "  %-*s c=%-3d", d.labelWidth(), k.label, k.clients)
 		for _, r := range runs {
 			if br := baseRPS[r.Round]; br > 0 {
 				fmt.Fprintf(w, " %5.2f", r.RPS/br)
@@ -318,6 +319,15 @@ func runReport(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return errors.New("report: no runs to report on")
 	}
 	return d.write(stdout, *base)
+}
+
+// labelWidth is the width of the longest target name.
+func (d *reportData) labelWidth() int {
+	w := len("target")
+	for _, k := range d.order {
+		w = max(w, len(k.label))
+	}
+	return w
 }
 
 // merge appends another file's runs.

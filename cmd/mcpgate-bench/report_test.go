@@ -125,7 +125,7 @@ func TestReport(t *testing.T) {
 		"1.00 (0.80–1.20) 2/5", // rps
 		"1.00 (0.50–2.00) 2/5", // p99
 		"1.00 (0.80–1.20) 2/5", // cpu: 0.9 1.2 1.0 0.8 1.1
-		"gateway        c=16   0.90  1.10  0.80  1.00  1.20",
+		"gateway  c=16   0.90  1.10  0.80  1.00  1.20",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("report lacks %q:\n%s", want, got)
