@@ -356,9 +356,6 @@ func title(apis []*api) string {
 	return strings.Join(titles, "; ")
 }
 
-// title is the title of the APIs in service.
-func (g *Gateway) title() string { return title(g.current().apis) }
-
 // instructions tell the agent what the tools are. They never name an
 // upstream's address: the agent can neither reach nor authenticate to it.
 func instructions(apis []*api) string {

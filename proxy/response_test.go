@@ -199,8 +199,7 @@ func TestTimeoutAndConnectionErrors(t *testing.T) {
 func TestRedirects(t *testing.T) {
 	const token = "secret-token-123"
 	other := newRecorder(t, reply(200, "application/json", `{"other":true}`))
-	var up *recorder
-	up = newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+	up := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/same":
 			http.Redirect(w, r, "/target", http.StatusFound)

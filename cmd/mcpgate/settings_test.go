@@ -226,3 +226,12 @@ func TestSettingsFileErrors(t *testing.T) {
 		t.Errorf("MCPGATE_NO_LEGACY=1 was ignored: %v", err)
 	}
 }
+
+// TestNegativeFlagValue: a flag's value may be negative in the separate
+// form the README uses (--gc-headroom -1).
+func TestNegativeFlagValue(t *testing.T) {
+	c, err := parseServe(t, "--demo", "--gc-headroom", "-1", "--task-inline-wait", "-1s")
+	if err != nil || c.GCHeadroom != -1 || c.TaskInlineWait >= 0 {
+		t.Fatalf("--gc-headroom -1: %v %d %s", err, c.GCHeadroom, c.TaskInlineWait)
+	}
+}
