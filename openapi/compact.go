@@ -29,16 +29,28 @@ const (
 // level.
 const compactDepth = 2
 
+// compactInline bounds how deep references are inlined, compositions
+// included (a schema that is allOf itself would go on forever), and
+// compactNodes how many subschemas one compact schema may inline: past
+// either bound a schema keeps its type only, so the cost stays linear
+// whatever the document's fan-out.
+const (
+	compactInline = compactDepth + 8
+	compactNodes  = 2000
+)
+
 // compactRef converts a reference or schema in compact mode.
 func (c *schemaConverter) compactRef(r *openapi3.SchemaRef, d deps) any {
 	if r == nil || r.Value == nil {
 		return map[string]any{}
 	}
-	if c.depth >= compactDepth {
+	if c.depth >= compactDepth || c.inline >= compactInline || c.nodes >= compactNodes {
 		return shallow(r.Value)
 	}
 	c.depth++
-	defer func() { c.depth-- }()
+	c.inline++
+	c.nodes++
+	defer func() { c.depth--; c.inline-- }()
 	v := c.convert(r.Value, d)
 	if m, ok := v.(map[string]any); ok && c.depth > 1 {
 		delete(m, "description")

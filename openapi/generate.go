@@ -1037,6 +1037,7 @@ func (g *generator) outputSchema(where string, op *openapi3.Operation) json.RawM
 			continue
 		}
 		d := deps{}
+		g.out.nodes = 0
 		v := g.out.convertRef(mt.Schema, d)
 		root, ok := v.(map[string]any)
 		if !ok {
