@@ -38,10 +38,15 @@ const (
 // Generate builds one tool per operation of doc that passes the filters in
 // opts. It fails only on invalid options; document problems become
 // warnings in the result.
-func Generate(doc *Document, opts GenerateOptions) (*Result, error) {
+func Generate(doc *Document, opts GenerateOptions) (res *Result, err error) {
 	if doc == nil || doc.T == nil {
 		return nil, errors.New("openapi: Generate: no document")
 	}
+	defer func() {
+		if r := recover(); r != nil {
+			res, err = nil, &LoadError{Source: doc.Source, Err: fmt.Errorf("internal error while generating tools (please report it with the document): %v", r)}
+		}
+	}()
 	g, err := newGenerator(doc, opts)
 	if err != nil {
 		return nil, err

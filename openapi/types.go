@@ -41,7 +41,11 @@
 // file refs are followed below the document's directory, URL refs on its
 // origin only; a missing whole-file ref becomes an empty schema and a
 // warning. Validation findings are warnings, never errors; only an
-// unusable document is an error ([LoadError], naming the source and place).
+// unusable document is an error ([LoadError], naming the source and place):
+// one that is something else says what was found (an HTML page and its
+// title, XML, an AsyncAPI document, a Postman collection, the keys of an
+// object). Nothing panics: FuzzParseGenerate drives Parse and Generate, and
+// a bug that still panics becomes a LoadError.
 //
 // Schemas: OpenAPI 3.0 quirks (nullable, example, boolean exclusive bounds,
 // type: file) become 2020-12; discriminator, xml and extensions are dropped.
