@@ -32,6 +32,7 @@ const (
 	maxMaxName            = 128
 	defaultMaxDescription = 1024
 	defaultMaxOutput      = 64 << 10
+	defaultMaxInput       = 64 << 10
 	maxArgName            = 64
 )
 
@@ -81,7 +82,7 @@ func newGenerator(doc *Document, opts GenerateOptions) (*generator, error) {
 	}
 	g.maxDesc = cmp.Or(opts.MaxDescriptionLength, defaultMaxDescription)
 	g.maxOut = cmp.Or(opts.MaxOutputSchemaBytes, defaultMaxOutput)
-	g.maxIn = opts.MaxInputSchemaBytes
+	g.maxIn = cmp.Or(opts.MaxInputSchemaBytes, defaultMaxInput)
 	switch opts.OutputSchema {
 	case "", OutputSchemaCompact, OutputSchemaFull, OutputSchemaNone:
 	default:

@@ -1,6 +1,7 @@
 package openapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -1190,5 +1191,23 @@ func TestCompactBounds(t *testing.T) {
 	}
 	if out := res.Tools[0].OutputSchema; len(out) == 0 || len(out) > 64<<10 {
 		t.Errorf("compact outputSchema of a 6^12 fan-out: %d bytes", len(out))
+	}
+}
+
+// TestWriteToolsList: the streamed list is byte for byte EncodeToolsList.
+func TestWriteToolsList(t *testing.T) {
+	for _, file := range []string{"testdata/bodies.yaml", "testdata/text.yaml"} {
+		res := loadGenerate(t, file, GenerateOptions{})
+		want, err := EncodeToolsList(res.Tools)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got bytes.Buffer
+		if err := WriteToolsList(&got, res.Tools); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.Bytes(), want) {
+			t.Errorf("%s: WriteToolsList differs from EncodeToolsList", file)
+		}
 	}
 }

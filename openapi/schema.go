@@ -80,6 +80,7 @@ type schemaConverter struct {
 	// inlined in the schema being built.
 	compact              bool
 	depth, inline, nodes int
+	compactCache         map[compactKey]compactEntry
 	// refDescriptions: descriptions written beside $refs (may be nil).
 	refDescriptions map[*openapi3.SchemaRef]string
 }

@@ -36,7 +36,7 @@ func (g *genFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&g.maxName, "max-name-length", 64, "maximum tool name length (16..128)")
 	fs.IntVar(&g.maxDescription, "max-description-length", 1024, "maximum tool description length in bytes (-1: unbounded)")
 	fs.IntVar(&g.maxOutput, "max-output-schema-bytes", 64<<10, "bound outputSchemas: past it, the $defs farthest from the root become true (-1: unbounded)")
-	fs.IntVar(&g.maxInput, "max-input-schema-bytes", 0, "bound inputSchemas the same way (0: unbounded)")
+	fs.IntVar(&g.maxInput, "max-input-schema-bytes", 0, "bound inputSchemas the same way (0: 64 KiB; -1: unbounded)")
 	fs.BoolVar(&g.validate, "validate", false, "also run kin-openapi validation and report its findings as warnings")
 	fs.BoolVar(&g.verbose, "v", false, "print every warning (default: the first 10 and a count)")
 }
@@ -129,12 +129,18 @@ func toolsCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		printStats(stdout, g.spec, st)
 		return nil
 	}
-	var data []byte
 	if *format == "mcp" {
-		data, err = openapi.EncodeToolsList(res.Tools)
-	} else {
-		data, err = openapi.NewManifest(res).Encode()
+		// Streamed: a big document's list is never held whole.
+		if *out == "" {
+			return openapi.WriteToolsList(stdout, res.Tools)
+		}
+		if err := writeFileWith(*out, func(w io.Writer) error { return openapi.WriteToolsList(w, res.Tools) }); err != nil {
+			return fmt.Errorf("writing %s: %w", *out, err)
+		}
+		fmt.Fprintf(stderr, "%s: %d tools written to %s\n", g.spec, len(res.Tools), *out)
+		return nil
 	}
+	data, err := openapi.NewManifest(res).Encode()
 	if err != nil {
 		return err
 	}
@@ -160,4 +166,17 @@ func printStats(w io.Writer, spec string, st *openapi.ToolStats) {
 	for _, t := range st.Largest {
 		fmt.Fprintf(w, "  %-50s %8d %7d %8d %8d\n", t.Name, t.Bytes, t.Tokens, t.InputSchemaBytes, t.OutputSchemaBytes)
 	}
+}
+
+// writeFileWith creates (or truncates) path and writes it with write.
+func writeFileWith(path string, write func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
