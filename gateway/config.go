@@ -257,7 +257,7 @@ type GenerateSettings struct {
 	// The bounds of what an agent reads.
 	MaxDescriptionLength int `yaml:"max_description_length" name:"max-description-length" default:"1024" help:"Maximum tool description length in bytes (-1: unbounded)."`
 	MaxOutputSchemaBytes int `yaml:"max_output_schema_bytes" name:"max-output-schema-bytes" default:"65536" help:"Bound on an encoded outputSchema: past it, the $defs farthest from the root become true (-1: unbounded)."`
-	MaxInputSchemaBytes  int `yaml:"max_input_schema_bytes" name:"max-input-schema-bytes" help:"Bound on an encoded inputSchema, applied the same way (0: unbounded)."`
+	MaxInputSchemaBytes  int `yaml:"max_input_schema_bytes" name:"max-input-schema-bytes" default:"65536" help:"Bound on an encoded inputSchema, applied the same way (-1: unbounded)."`
 	// OutputSchema says how much of each response schema a tool carries.
 	OutputSchema string `yaml:"output_schema" name:"output-schema" default:"compact" enum:"full,compact,none" help:"Each tool's outputSchema: full (the documented response schema, bounded by max_output_schema_bytes), compact (its top-level shape to a bounded depth, without nested descriptions) or none."`
 	// KeepParameters offers transport parameters that are hidden by default.

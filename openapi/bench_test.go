@@ -2,6 +2,7 @@ package openapi
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -13,13 +14,14 @@ import (
 //
 //	MCPGATE_CORPUS=DIR go test -run '^$' -bench 'ToolsList|KinLoadFromData' -benchtime 3x -benchmem ./openapi/
 //
-// BenchmarkToolsList measures file → encoded tools/list; BenchmarkKinLoadFromData
+// BenchmarkToolsList measures file → streamed tools/list, with compact and
+// full output schemas; BenchmarkKinLoadFromData
 // is kin-openapi's own LoadFromData on the same bytes, for the ratio. Peak RSS
 // of one GitHub run:
 //
 //	go test -c -o /tmp/openapi.test ./openapi/ && cd openapi &&
 //	MCPGATE_CORPUS=DIR /usr/bin/time -v /tmp/openapi.test -test.run '^$' \
-//	    -test.bench 'ToolsList/api.github' -test.benchtime 1x
+//	    -test.bench 'ToolsList/microsoft.com-graph.json/compact' -test.benchtime 1x
 
 var benchDocs = []string{"github/api.github.com.json", "apis-guru/microsoft.com-graph.json"}
 
@@ -27,27 +29,27 @@ func BenchmarkToolsList(b *testing.B) {
 	dir := corpusDir(b)
 	for _, name := range benchDocs {
 		path := filepath.Join(dir, name)
-		b.Run(filepath.Base(name), func(b *testing.B) {
-			b.ReportAllocs()
-			var n int
-			for b.Loop() {
-				doc, err := Load(context.Background(), path, LoadOptions{})
-				if err != nil {
-					b.Fatal(err)
+		for _, mode := range []string{OutputSchemaCompact, OutputSchemaFull} {
+			b.Run(filepath.Base(name)+"/"+mode, func(b *testing.B) {
+				b.ReportAllocs()
+				var n int
+				for b.Loop() {
+					doc, err := Load(context.Background(), path, LoadOptions{})
+					if err != nil {
+						b.Fatal(err)
+					}
+					res, err := Generate(doc, GenerateOptions{OutputSchema: mode})
+					if err != nil {
+						b.Fatal(err)
+					}
+					if err := WriteToolsList(io.Discard, res.Tools); err != nil {
+						b.Fatal(err)
+					}
+					n = len(res.Tools)
 				}
-				res, err := Generate(doc, GenerateOptions{})
-				if err != nil {
-					b.Fatal(err)
-				}
-				out, err := EncodeToolsList(res.Tools)
-				if err != nil {
-					b.Fatal(err)
-				}
-				n = len(res.Tools)
-				b.SetBytes(int64(len(out)))
-			}
-			b.ReportMetric(float64(n), "tools")
-		})
+				b.ReportMetric(float64(n), "tools")
+			})
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package openapi
 
 import (
+	"encoding/json"
 	"slices"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -29,16 +30,51 @@ const (
 // level.
 const compactDepth = 2
 
-// compactRef converts a reference or schema in compact mode.
+// compactInline bounds how deep references are inlined, compositions
+// included (a schema that is allOf itself would go on forever), and
+// compactNodes how many subschemas one compact schema may inline: past
+// either bound a schema keeps its type only, so the cost stays linear
+// whatever the document's fan-out.
+const (
+	compactInline = compactDepth + 8
+	compactNodes  = 2000
+)
+
+// compactKey identifies a compact conversion: the same schema at the same
+// level converts to the same value.
+type compactKey struct {
+	s             *openapi3.Schema
+	depth, inline int
+}
+
+// compactEntry is a cached compact conversion, encoded once, and the
+// subschemas it inlined (charged again to every schema that reuses it).
+type compactEntry struct {
+	raw   json.RawMessage
+	nodes int
+}
+
+// compactRef converts a reference or schema in compact mode. Below the
+// root, conversions are cached by (schema, level) and kept encoded, so a
+// type shared by thousands of responses (Microsoft Graph's entities) is
+// converted and encoded once.
 func (c *schemaConverter) compactRef(r *openapi3.SchemaRef, d deps) any {
 	if r == nil || r.Value == nil {
 		return map[string]any{}
 	}
-	if c.depth >= compactDepth {
+	if c.depth >= compactDepth || c.inline >= compactInline || c.nodes >= compactNodes {
 		return shallow(r.Value)
 	}
+	key := compactKey{r.Value, c.depth, c.inline}
+	if e, ok := c.compactCache[key]; ok && c.depth >= 1 && c.nodes+e.nodes <= compactNodes {
+		c.nodes += e.nodes
+		return e.raw
+	}
+	start := c.nodes
 	c.depth++
-	defer func() { c.depth-- }()
+	c.inline++
+	c.nodes++
+	defer func() { c.depth--; c.inline-- }()
 	v := c.convert(r.Value, d)
 	if m, ok := v.(map[string]any); ok && c.depth > 1 {
 		delete(m, "description")
@@ -48,6 +84,15 @@ func (c *schemaConverter) compactRef(r *openapi3.SchemaRef, d deps) any {
 	if m, ok := v.(map[string]any); ok && r.Ref != "" && c.depth <= 1 {
 		if desc, ok := c.refDescriptions[r]; ok {
 			m["description"] = desc
+		}
+	}
+	if c.depth > 1 && c.nodes < compactNodes { // complete, not cut by the budget
+		if raw, err := marshalNoEscape(v); err == nil {
+			if c.compactCache == nil {
+				c.compactCache = map[compactKey]compactEntry{}
+			}
+			c.compactCache[key] = compactEntry{raw: raw, nodes: c.nodes - start}
+			return json.RawMessage(raw)
 		}
 	}
 	return v

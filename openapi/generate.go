@@ -32,16 +32,22 @@ const (
 	maxMaxName            = 128
 	defaultMaxDescription = 1024
 	defaultMaxOutput      = 64 << 10
+	defaultMaxInput       = 64 << 10
 	maxArgName            = 64
 )
 
 // Generate builds one tool per operation of doc that passes the filters in
 // opts. It fails only on invalid options; document problems become
 // warnings in the result.
-func Generate(doc *Document, opts GenerateOptions) (*Result, error) {
+func Generate(doc *Document, opts GenerateOptions) (res *Result, err error) {
 	if doc == nil || doc.T == nil {
 		return nil, errors.New("openapi: Generate: no document")
 	}
+	defer func() {
+		if r := recover(); r != nil {
+			res, err = nil, &LoadError{Source: doc.Source, Err: fmt.Errorf("internal error while generating tools (please report it with the document): %v", r)}
+		}
+	}()
 	g, err := newGenerator(doc, opts)
 	if err != nil {
 		return nil, err
@@ -76,7 +82,7 @@ func newGenerator(doc *Document, opts GenerateOptions) (*generator, error) {
 	}
 	g.maxDesc = cmp.Or(opts.MaxDescriptionLength, defaultMaxDescription)
 	g.maxOut = cmp.Or(opts.MaxOutputSchemaBytes, defaultMaxOutput)
-	g.maxIn = opts.MaxInputSchemaBytes
+	g.maxIn = cmp.Or(opts.MaxInputSchemaBytes, defaultMaxInput)
 	switch opts.OutputSchema {
 	case "", OutputSchemaCompact, OutputSchemaFull, OutputSchemaNone:
 	default:
@@ -1037,6 +1043,7 @@ func (g *generator) outputSchema(where string, op *openapi3.Operation) json.RawM
 			continue
 		}
 		d := deps{}
+		g.out.nodes = 0
 		v := g.out.convertRef(mt.Schema, d)
 		root, ok := v.(map[string]any)
 		if !ok {

@@ -1,9 +1,11 @@
 package openapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -546,12 +548,19 @@ func TestLoadErrors(t *testing.T) {
 		name, body, want string
 	}{
 		{"syntax.json", "{\"openapi\": \"3.0.0\",\n \"paths\": {,}}", "syntax.json: line 2, column 12"},
-		{"noversion.json", `{"info":{}}`, `neither "openapi" nor "swagger"`},
+		{"noversion.json", `{"info":{},"paths":{}}`, `not an OpenAPI document (no "openapi" or "swagger" version field): found an object with the keys info, paths`},
+		{"login.html", "\n<!DOCTYPE html>\n<html><head><title>\n  Sign in · Example\n</title></head><body>…</body></html>", `not an OpenAPI document (no "openapi" or "swagger" version field): found an HTML page titled "Sign in · Example"`},
+		{"page.json", "<html><body>502 Bad Gateway</body></html>", "found an HTML page (a login or error page"},
+		{"feed.xml", `<?xml version="1.0"?><rss/>`, "found an XML document"},
+		{"async.yaml", "asyncapi: 2.6.0\ninfo: {title: t}\n", "found an AsyncAPI document"},
+		{"postman.json", `{"info":{"_postman_id":"x","name":"n"},"item":[]}`, "found a Postman collection"},
+		{"schema.json", `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object"}`, "found a JSON Schema"},
+		{"prose.txt", "This is the API's README.\nIt has no spec.", `found text that starts with "This is the API's README."`},
 		{"v4.json", `{"openapi":"4.0.0"}`, `unsupported version "4.0.0"`},
 		{"badop.json", `{"openapi":"3.0.0","paths":{"/pets":{"get":"nope"}}}`, "paths./pets.get: operation is not an object"},
 		{"badref.json", `{"openapi":"3.0.0","paths":{"/p":{"get":{"responses":{"200":{"$ref":"#/components/responses/Gone"}}}}}}`, "badref.json"},
 		{"empty.yaml", "", "empty document"},
-		{"list.yaml", "- a\n- b\n", "not a mapping"},
+		{"list.yaml", "- a\n- b\n", `found text that starts with "- a"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -1150,6 +1159,55 @@ func TestCompactStaysTruthful(t *testing.T) {
 		}
 		if err := schemas[1].Validate(v); err != nil {
 			t.Errorf("compact refuses %v, which full accepts: %v", v, err)
+		}
+	}
+}
+
+// TestCompactBounds: a schema that is an allOf of itself, and a wide
+// fan-out of references, give a bounded compact schema (the compact
+// inliner once recursed until the stack overflowed).
+func TestCompactBounds(t *testing.T) {
+	var wide strings.Builder
+	wide.WriteString(`{"openapi":"3.0.0","paths":{"/a":{"get":{"responses":{"200":{"description":"x","content":{"application/json":{"schema":{"$ref":"#/components/schemas/L0"}}}}}}}},"components":{"schemas":{`)
+	wide.WriteString(`"Self":{"allOf":[{"$ref":"#/components/schemas/Self"}]},`)
+	for i := range 12 {
+		wide.WriteString(fmt.Sprintf(`"L%d":{"allOf":[`, i))
+		for j := range 6 {
+			if j > 0 {
+				wide.WriteString(",")
+			}
+			wide.WriteString(fmt.Sprintf(`{"$ref":"#/components/schemas/L%d"}`, i+1))
+		}
+		wide.WriteString(`]},`)
+	}
+	wide.WriteString(`"L12":{"type":"object","properties":{"s":{"$ref":"#/components/schemas/Self"}}}}}}`)
+	doc, err := Parse(context.Background(), []byte(wide.String()), "wide.json", LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Generate(doc, GenerateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out := res.Tools[0].OutputSchema; len(out) == 0 || len(out) > 64<<10 {
+		t.Errorf("compact outputSchema of a 6^12 fan-out: %d bytes", len(out))
+	}
+}
+
+// TestWriteToolsList: the streamed list is byte for byte EncodeToolsList.
+func TestWriteToolsList(t *testing.T) {
+	for _, file := range []string{"testdata/bodies.yaml", "testdata/text.yaml"} {
+		res := loadGenerate(t, file, GenerateOptions{})
+		want, err := EncodeToolsList(res.Tools)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got bytes.Buffer
+		if err := WriteToolsList(&got, res.Tools); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.Bytes(), want) {
+			t.Errorf("%s: WriteToolsList differs from EncodeToolsList", file)
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -156,14 +157,27 @@ func fetchURL(ctx context.Context, client *http.Client, u *url.URL, max int64) (
 
 const utf8BOM = "\xEF\xBB\xBF"
 
-func parse(ctx context.Context, data []byte, source string, loc *url.URL, opts LoadOptions) (*Document, error) {
+func parse(ctx context.Context, data []byte, source string, loc *url.URL, opts LoadOptions) (doc *Document, err error) {
+	// A bug in this package or kin-openapi on some input is still an
+	// error naming the document, never a crash of the caller.
+	defer func() {
+		if r := recover(); r != nil {
+			doc, err = nil, &LoadError{Source: source, Err: fmt.Errorf("internal error while loading (please report it with the document): %v", r)}
+		}
+	}()
 	data = bytes.TrimPrefix(data, []byte(utf8BOM))
 	trimmed := bytes.TrimLeft(data, " \t\r\n")
 	if len(trimmed) == 0 {
 		return nil, &LoadError{Source: source, Err: errors.New("empty document")}
 	}
+	if trimmed[0] == '<' {
+		return nil, &LoadError{Source: source, Err: notOpenAPI(markupKind(trimmed))}
+	}
 	if trimmed[0] != '{' {
 		j, err := yamlToJSON(data)
+		if errors.Is(err, errNotMapping) {
+			return nil, &LoadError{Source: source, Err: notOpenAPI(fmt.Sprintf("text that starts with %q", firstLine(trimmed)))}
+		}
 		if err != nil {
 			return nil, &LoadError{Source: source, Err: err}
 		}
@@ -176,7 +190,7 @@ func parse(ctx context.Context, data []byte, source string, loc *url.URL, opts L
 		return nil, jsonLoadError(source, data, err)
 	}
 	oas, swagger := versionString(root["openapi"]), versionString(root["swagger"])
-	doc := &Document{Source: source}
+	doc = &Document{Source: source}
 	switch {
 	case oas != "":
 		if !strings.HasPrefix(oas, "3.") {
@@ -217,7 +231,7 @@ func parse(ctx context.Context, data []byte, source string, loc *url.URL, opts L
 		}
 		doc.T = t
 	default:
-		return nil, &LoadError{Source: source, Err: errors.New(`neither "openapi" nor "swagger" version field found`)}
+		return nil, &LoadError{Source: source, Err: notOpenAPI(describeRoot(root))}
 	}
 	if doc.T.Paths == nil {
 		doc.T.Paths = openapi3.NewPaths()
@@ -294,7 +308,7 @@ func yamlToJSON(data []byte) ([]byte, error) {
 		return nil, err
 	}
 	if _, ok := v.(map[string]any); !ok {
-		return nil, errors.New("document root is not a mapping")
+		return nil, errNotMapping
 	}
 	return json.Marshal(v)
 }
@@ -337,6 +351,64 @@ func jsonable(v any, place string) (any, error) {
 		// timestamps, big ints and the like: keep their text.
 		return fmt.Sprint(x), nil
 	}
+}
+
+var errNotMapping = errors.New("document root is not a mapping")
+
+// notOpenAPI is the error for a document that is something else; found
+// says what it is.
+func notOpenAPI(found string) error {
+	return fmt.Errorf(`not an OpenAPI document (no "openapi" or "swagger" version field): found %s`, found)
+}
+
+var htmlTitle = regexp.MustCompile(`(?is)<title[^>]*>(.*?)</title>`)
+
+// markupKind names a document that starts with '<': an HTML page (with
+// its title: often a login or error page served instead of the document),
+// XML, or other markup.
+func markupKind(data []byte) string {
+	head := strings.ToLower(string(data[:min(len(data), 512)]))
+	switch {
+	case strings.HasPrefix(head, "<!doctype html") || strings.HasPrefix(head, "<html") || strings.Contains(head, "<head") || strings.Contains(head, "<body"):
+		if m := htmlTitle.FindSubmatch(data[:min(len(data), 64<<10)]); m != nil {
+			if title := boundText(oneLine(string(m[1])), 80); title != "" {
+				return fmt.Sprintf("an HTML page titled %q (a login or error page served instead of the document?)", title)
+			}
+		}
+		return "an HTML page (a login or error page served instead of the document?)"
+	case strings.HasPrefix(head, "<?xml"):
+		return "an XML document"
+	}
+	return fmt.Sprintf("markup that starts with %q", firstLine(data))
+}
+
+// describeRoot says what a decoded object that is not OpenAPI looks like.
+func describeRoot(root map[string]any) string {
+	switch {
+	case root["asyncapi"] != nil:
+		return "an AsyncAPI document"
+	case root["openrpc"] != nil:
+		return "an OpenRPC document"
+	case root["$schema"] != nil:
+		return "a JSON Schema"
+	case obj(root["info"])["_postman_id"] != nil || (root["item"] != nil && root["info"] != nil):
+		return "a Postman collection"
+	}
+	keys := sortedKeys(root)
+	if len(keys) == 0 {
+		return "an empty object"
+	}
+	more := ""
+	if len(keys) > 5 {
+		keys, more = keys[:5], ", …"
+	}
+	return fmt.Sprintf("an object with the keys %s%s", strings.Join(keys, ", "), more)
+}
+
+// firstLine is the start of a document's first line, for messages.
+func firstLine(data []byte) string {
+	line, _, _ := strings.Cut(string(data[:min(len(data), 200)]), "\n")
+	return boundText(strings.TrimSpace(line), 60)
 }
 
 func jsonLoadError(source string, data []byte, err error) error {

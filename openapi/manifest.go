@@ -1,9 +1,11 @@
 package openapi
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"reflect"
 	"slices"
 	"strings"
@@ -84,9 +86,13 @@ func DecodeManifest(data []byte) (*Manifest, error) {
 // copied as they are: they must be compact JSON, as [Generate] and
 // [DecodeManifest] make them.
 func EncodeToolsList(tools []Tool) ([]byte, error) {
+	// Size the buffer once: growing a 100 MB list (Microsoft Graph) would
+	// copy it and hold both copies.
 	size := 16
 	for i := range tools {
-		size += len(tools[i].InputSchema) + len(tools[i].OutputSchema) + len(tools[i].Description) + 256
+		t := &tools[i]
+		size += len(t.InputSchema) + len(t.OutputSchema) + 2*(len(t.Description)+len(t.Title)) +
+			3*len(t.Name) + len(t.Route.Path) + len(t.Route.OperationID) + 320
 	}
 	buf := make([]byte, 0, size)
 	buf = append(buf, `{"tools":[`...)
@@ -101,6 +107,35 @@ func EncodeToolsList(tools []Tool) ([]byte, error) {
 	}
 	buf = append(buf, "]}\n"...)
 	return buf, nil
+}
+
+// WriteToolsList writes the bytes [EncodeToolsList] returns, one tool at a
+// time, without holding the whole list in memory (Microsoft Graph's is
+// tens of MB).
+func WriteToolsList(w io.Writer, tools []Tool) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	if _, err := bw.WriteString(`{"tools":[`); err != nil {
+		return err
+	}
+	var buf []byte
+	for i := range tools {
+		if i > 0 {
+			buf = append(buf[:0], ',')
+		} else {
+			buf = buf[:0]
+		}
+		var err error
+		if buf, err = appendTool(buf, &tools[i]); err != nil {
+			return err
+		}
+		if _, err := bw.Write(buf); err != nil {
+			return err
+		}
+	}
+	if _, err := bw.WriteString("]}\n"); err != nil {
+		return err
+	}
+	return bw.Flush()
 }
 
 // appendTool appends one tool's tools/list entry.

@@ -75,9 +75,12 @@ type schemaConverter struct {
 	// has none).
 	patterns map[string]string
 	// compact: references are inlined to a bounded depth instead of
-	// becoming $defs (compact.go); depth is the current nesting.
-	compact bool
-	depth   int
+	// becoming $defs (compact.go); depth is the current nesting, inline
+	// the current inlining (compositions included), nodes the subschemas
+	// inlined in the schema being built.
+	compact              bool
+	depth, inline, nodes int
+	compactCache         map[compactKey]compactEntry
 	// refDescriptions: descriptions written beside $refs (may be nil).
 	refDescriptions map[*openapi3.SchemaRef]string
 }

@@ -41,7 +41,11 @@
 // file refs are followed below the document's directory, URL refs on its
 // origin only; a missing whole-file ref becomes an empty schema and a
 // warning. Validation findings are warnings, never errors; only an
-// unusable document is an error ([LoadError], naming the source and place).
+// unusable document is an error ([LoadError], naming the source and place):
+// one that is something else says what was found (an HTML page and its
+// title, XML, an AsyncAPI document, a Postman collection, the keys of an
+// object). Nothing panics: FuzzParseGenerate drives Parse and Generate, and
+// a bug that still panics becomes a LoadError.
 //
 // Schemas: OpenAPI 3.0 quirks (nullable, example, boolean exclusive bounds,
 // type: file) become 2020-12; discriminator, xml and extensions are dropped.
@@ -344,7 +348,9 @@ type GenerateOptions struct {
 	// over the bound is left out. 0 means 64 KiB; negative means unbounded.
 	MaxOutputSchemaBytes int `json:"maxOutputSchemaBytes,omitempty"`
 	// MaxInputSchemaBytes bounds an encoded inputSchema the same way (the
-	// root and its properties are always kept). 0 or negative: unbounded.
+	// root and its properties are always kept): 0 means 64 KiB, which only
+	// the deepest bodies reach (134 of Microsoft Graph's 11,422 tools, up
+	// to 540 KB each, 50 MB in all); negative means unbounded.
 	MaxInputSchemaBytes int `json:"maxInputSchemaBytes,omitempty"`
 	// OutputSchema is how much of each documented response schema a tool
 	// carries: "compact" (the default: the shape down to a few levels,

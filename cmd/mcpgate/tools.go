@@ -87,12 +87,18 @@ func (c *toolsCmd) Run(ctx context.Context, io streams) error {
 		printStats(io.stdout, c.Spec, st)
 		return nil
 	}
-	var data []byte
 	if c.Format == "mcp" {
-		data, err = openapi.EncodeToolsList(res.Tools)
-	} else {
-		data, err = openapi.NewManifest(res).Encode()
+		// Streamed: a big document's list is never held whole.
+		if c.Out == "" {
+			return openapi.WriteToolsList(io.stdout, res.Tools)
+		}
+		if err := writeToolsFile(c.Out, res.Tools); err != nil {
+			return fmt.Errorf("writing %s: %w", c.Out, err)
+		}
+		fmt.Fprintf(io.stderr, "%s: %d tools written to %s\n", c.Spec, len(res.Tools), c.Out)
+		return nil
 	}
+	data, err := openapi.NewManifest(res).Encode()
 	if err != nil {
 		return err
 	}
@@ -118,4 +124,22 @@ func printStats(w io.Writer, spec string, st *openapi.ToolStats) {
 	for _, t := range st.Largest {
 		fmt.Fprintf(w, "  %-50s %8d %7d %8d %8d\n", t.Name, t.Bytes, t.Tokens, t.InputSchemaBytes, t.OutputSchemaBytes)
 	}
+}
+
+// writeToolsFile streams a tools/list result into path.
+func writeToolsFile(path string, tools []openapi.Tool) error {
+	return writeFileWith(path, func(w io.Writer) error { return openapi.WriteToolsList(w, tools) })
+}
+
+// writeFileWith creates (or truncates) path and writes it with write.
+func writeFileWith(path string, write func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # test.sh [go test flags] — build (or refresh) the OpenAPI corpus with get.sh
 # and run the openapi package's corpus test over it. It fails, never skips,
-# when the corpus cannot be built or is incomplete.
+# when the corpus cannot be built or is incomplete. The test also compiles
+# every generated schema with Ajv 2020 in unicode mode (scripts/corpus/ajv,
+# installed from npm into the temp dir on first use: node and npm needed)
+# and fails when any tool's schema does not compile there.
 #
 # Env:
 #   MCPGATE_CORPUS  corpus directory (default $XDG_CACHE_HOME/mcpgate/corpus,
