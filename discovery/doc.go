@@ -53,8 +53,8 @@
 //   - the actions its verbs name, from one vocabulary (vocab.go: list, get,
 //     fetch, show … create, add, new … delete, remove, destroy …), matched
 //     against each tool's actions, which come from its HTTP method (DELETE
-//     is a delete, POST on an item an update) and the verbs of its name and
-//     title; a question ("which invoices …") implies a read, "all" a list,
+//     is a delete, POST on an item an update) and the verbs of its name,
+//     title and RPC-style last path segment (/cancel, /merge); a question ("which invoices …") implies a read, "all" a list,
 //     "my" the caller's own resources (/me, GitHub's /user).
 //
 // A stand-in never counts for more than its word could (its idf is capped at
