@@ -187,6 +187,23 @@ func BenchmarkServeHTTPToolCall(b *testing.B) {
 	}
 }
 
+// serveOnce returns a function that serves req, with text as its body, to
+// h through w and fails unless the status is 200. The request and its body
+// reader are reused, so that a loop measures the handler alone.
+func serveOnce(b *testing.B, h http.Handler, w *discardWriter, req *http.Request, text string) func() {
+	body := strings.NewReader(text)
+	return func() {
+		w.reset()
+		body.Reset(text)
+		r := *req
+		r.Body = io.NopCloser(body)
+		h.ServeHTTP(w, &r)
+		if w.status != http.StatusOK {
+			b.Fatalf("status %d", w.status)
+		}
+	}
+}
+
 // BenchmarkToolsList lists 5,000 registered tools: with the default page
 // size (1,000, the first page) and in one page of 5,000. Pages are encoded
 // once per registry change, so each call is a copy of cached bytes.
@@ -209,17 +226,7 @@ func BenchmarkToolsList(b *testing.B) {
 			req.Header.Set(mcp.HeaderMethod, "tools/list")
 			req.Header.Del(mcp.HeaderName)
 			w := &discardWriter{h: http.Header{}}
-			body := strings.NewReader(listBody)
-			run := func() {
-				w.reset()
-				body.Reset(listBody)
-				r := *req
-				r.Body = io.NopCloser(body)
-				h.ServeHTTP(w, &r)
-				if w.status != http.StatusOK {
-					b.Fatalf("status %d", w.status)
-				}
-			}
+			run := serveOnce(b, h, w, req, listBody)
 			run()
 			b.SetBytes(int64(w.n))
 			b.ReportAllocs()
@@ -346,18 +353,8 @@ func BenchmarkLegacyParity(b *testing.B) {
 				req.Header.Set(mcp.HeaderProtocolVersion, "2025-11-25")
 				req.Header.Set(mcp.HeaderSessionID, sid)
 			}
-			body := strings.NewReader(tc.body)
 			w := &discardWriter{h: http.Header{}, keep: new(bytes.Buffer)}
-			run := func() {
-				w.reset()
-				body.Reset(tc.body)
-				r := *req
-				r.Body = io.NopCloser(body)
-				h.ServeHTTP(w, &r)
-				if w.status != http.StatusOK {
-					b.Fatalf("status %d", w.status)
-				}
-			}
+			run := serveOnce(b, h, w, req, tc.body)
 			run()
 			if !bytes.Contains(w.keep.Bytes(), []byte(tc.want)) || !bytes.Contains(w.keep.Bytes()[:40], []byte(`,"result":{`)) {
 				b.Fatalf("bad answer: %.300s", w.keep.Bytes())

@@ -31,7 +31,21 @@ type requestParams struct {
 	Argument       json.RawMessage
 	Context        json.RawMessage
 	RequestID      json.RawMessage // notifications/cancelled
+
+	// What Meta and the string members point into, so that a request's
+	// decoded params are one allocation.
+	meta requestMeta
+	strs [5]string
 }
+
+// Slots of requestParams.strs.
+const (
+	slotName = iota
+	slotURI
+	slotTaskID
+	slotCursor
+	slotRequestState
+)
 
 type requestMeta struct {
 	ProtocolVersion    json.RawMessage
@@ -70,7 +84,7 @@ func decodeParams(raw json.RawMessage) (*requestParams, *Error) {
 	if d.Dec.PeekKind() != '{' {
 		return nil, ErrInvalidParams("Invalid params: params must be an object")
 	}
-	p, perr, err := d.params()
+	p, perr, err := d.params(new(requestParams))
 	if err == nil && !d.AtEOF() {
 		err = errors.New("data after the params object")
 	}
@@ -80,19 +94,19 @@ func decodeParams(raw json.RawMessage) (*requestParams, *Error) {
 	return p, perr
 }
 
-// params decodes the params object the decoder is at (see decodeParams for
-// perr); err is a syntax error. The whole object is consumed either way.
-func (d *jsonDecoder) params() (p *requestParams, perr *Error, err error) {
+// params decodes the params object the decoder is at into p (see
+// decodeParams for perr); err is a syntax error. The whole object is
+// consumed either way.
+func (d *jsonDecoder) params(p *requestParams) (_ *requestParams, perr *Error, err error) {
 	if _, err := d.Dec.ReadToken(); err != nil { // '{'
 		return nil, nil, err
 	}
-	p = new(requestParams)
 	var metaErr, typeErr *Error
-	str := func(field string, v jsontext.Value) *string {
+	str := func(field string, slot int, v jsontext.Value) *string {
 		switch v.Kind() {
 		case '"':
-			s := jsonx.Unquote(v)
-			return &s
+			p.strs[slot] = jsonx.Unquote(v)
+			return &p.strs[slot]
 		case 'n':
 		default:
 			if typeErr == nil {
@@ -112,9 +126,10 @@ func (d *jsonDecoder) params() (p *requestParams, perr *Error, err error) {
 		if jsonx.NameIs(name, "_meta") {
 			switch d.Dec.PeekKind() {
 			case '{':
-				if p.Meta, err = d.meta(); err != nil {
+				if err = d.meta(&p.meta); err != nil {
 					return nil, nil, err
 				}
+				p.Meta = &p.meta
 				continue
 			case 'n':
 				p.Meta = nil
@@ -128,15 +143,15 @@ func (d *jsonDecoder) params() (p *requestParams, perr *Error, err error) {
 		}
 		switch {
 		case jsonx.NameIs(name, "name"):
-			p.Name = str("name", v)
+			p.Name = str("name", slotName, v)
 		case jsonx.NameIs(name, "uri"):
-			p.URI = str("uri", v)
+			p.URI = str("uri", slotURI, v)
 		case jsonx.NameIs(name, "taskId"):
-			p.TaskID = str("taskId", v)
+			p.TaskID = str("taskId", slotTaskID, v)
 		case jsonx.NameIs(name, "cursor"):
-			p.Cursor = str("cursor", v)
+			p.Cursor = str("cursor", slotCursor, v)
 		case jsonx.NameIs(name, "requestState"):
-			p.RequestState = str("requestState", v)
+			p.RequestState = str("requestState", slotRequestState, v)
 		case jsonx.NameIs(name, "arguments"):
 			p.Arguments = json.RawMessage(v)
 		case jsonx.NameIs(name, "inputResponses"):
@@ -159,17 +174,16 @@ func (d *jsonDecoder) params() (p *requestParams, perr *Error, err error) {
 	return p, typeErr, nil
 }
 
-// meta decodes the _meta object the decoder is at, picking the members this
-// package reads; the values alias the input.
-func (d *jsonDecoder) meta() (*requestMeta, error) {
+// meta decodes the _meta object the decoder is at into m, picking the
+// members this package reads; the values alias the input.
+func (d *jsonDecoder) meta(m *requestMeta) error {
 	if _, err := d.Dec.ReadToken(); err != nil { // '{'
-		return nil, err
+		return err
 	}
-	m := new(requestMeta)
 	for {
 		name, v, ok, err := d.Member()
 		if err != nil || !ok {
-			return m, err
+			return err
 		}
 		switch {
 		case jsonx.NameIs(name, MetaProtocolVersion):

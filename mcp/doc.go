@@ -44,6 +44,10 @@
 //   - A message with a member name used twice in one object, anywhere in it,
 //     is refused whole (-32700, HTTP 400) before any of it is used, on both
 //     transports and in both eras.
+//   - What a client can hold open on HTTP without proving anything (legacy
+//     sessions, subscriptions/listen streams) is bounded in total, per
+//     client address and per caller; a session that is in use is never
+//     closed to make room.
 //   - Lists are encoded once per registry change and reused byte for byte, so
 //     tools/list on thousands of tools costs one copy.
 //   - Notifications reach only the stream they belong to: progress and log

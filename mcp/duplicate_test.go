@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"io"
@@ -9,7 +8,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 )
 
 // Duplicate member names are refused everywhere in a request, on both
@@ -152,72 +150,26 @@ func TestDuplicateNamesLegacyHTTP(t *testing.T) {
 
 	// An elicitation answered with a duplicated action is refused; the
 	// request waits for a well-formed answer and takes exactly that one.
-	done := make(chan string, 1)
-	go func() {
-		resp := c.post(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"confirm","arguments":{}}}`)
-		defer resp.Body.Close()
-		sc := bufio.NewScanner(resp.Body)
-		for sc.Scan() {
-			var m struct {
-				ID     json.RawMessage `json:"id"`
-				Method string          `json:"method"`
-				Result json.RawMessage `json:"result"`
+	got := c.callAnswering(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"confirm","arguments":{}}}`,
+		func(id json.RawMessage) string {
+			r := c.post(`{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"action":"decline","action":"accept"}}`)
+			rb, _ := io.ReadAll(r.Body)
+			r.Body.Close()
+			if r.StatusCode != http.StatusBadRequest || !strings.Contains(string(rb), `"code":-32700`) {
+				return "duplicated answer: " + r.Status + " " + string(rb)
 			}
-			if json.Unmarshal([]byte(strings.TrimPrefix(sc.Text(), "data: ")), &m) != nil {
-				continue
-			}
-			if m.Method == MethodElicit {
-				r := c.post(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":{"action":"decline","action":"accept"}}`)
-				rb, _ := io.ReadAll(r.Body)
-				r.Body.Close()
-				if r.StatusCode != http.StatusBadRequest || !strings.Contains(string(rb), `"code":-32700`) {
-					done <- "duplicated answer: " + r.Status + " " + string(rb)
-					return
-				}
-				r = c.post(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":{"action":"decline"}}`)
-				r.Body.Close()
-			}
-			if m.Result != nil {
-				done <- string(m.Result)
-				return
-			}
-		}
-		done <- "stream ended"
-	}()
-	select {
-	case got := <-done:
-		if !strings.Contains(got, "action=decline") {
-			t.Fatalf("elicitation round: %s", got)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("elicitation round did not complete")
+			r = c.post(`{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"action":"decline"}}`)
+			r.Body.Close()
+			return ""
+		})
+	if !strings.Contains(got, "action=decline") {
+		t.Fatalf("elicitation round: %s", got)
 	}
 }
 
 func TestDuplicateNamesStdio(t *testing.T) {
-	s := confirmServer(t)
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	errc := make(chan error, 1)
-	go func() { errc <- ServeStdio(context.Background(), s, inR, outW, nil); outW.Close() }()
-	lines := bufio.NewScanner(outR)
-	send := func(msg string) {
-		t.Helper()
-		if _, err := io.WriteString(inW, msg+"\n"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	next := func() map[string]json.RawMessage {
-		t.Helper()
-		if !lines.Scan() {
-			t.Fatalf("stdout ended: %v", lines.Err())
-		}
-		var m map[string]json.RawMessage
-		if err := json.Unmarshal(lines.Bytes(), &m); err != nil {
-			t.Fatalf("not JSON: %s", lines.Bytes())
-		}
-		return m
-	}
+	p := openStdio(t, confirmServer(t))
+	send, next := p.send, p.next
 
 	// Modern: the whole line is refused and the server keeps serving.
 	send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"confirm","arguments":{"x":1,"x":2},` + dupMeta + `}}`)
@@ -240,8 +192,7 @@ func TestDuplicateNamesStdio(t *testing.T) {
 	if m := next(); string(m["id"]) != "3" || !strings.Contains(string(m["result"]), "action=decline") {
 		t.Fatalf("after the refused answer: %v", m)
 	}
-	inW.Close()
-	if err := <-errc; err != nil {
+	if err := p.close(); err != nil {
 		t.Fatal(err)
 	}
 }

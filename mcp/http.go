@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -66,6 +67,7 @@ func NewHTTPHandler(s *Server, opts *HTTPOptions) http.Handler {
 	if h.opts.WriteTimeout <= 0 {
 		h.opts.WriteTimeout = 30 * time.Second
 	}
+	h.jsonType = []string{"application/json"}
 	h.hosts = newHostSet(h.opts.AllowedHosts)
 	h.origins = newOriginSet(h.opts.AllowedOrigins)
 	h.sessions = newSessionStore(h.opts.Legacy.Sessions, h.opts.Legacy.IdleTimeout)
@@ -81,6 +83,7 @@ type httpHandler struct {
 	origins  originSet
 	sessions *sessionStore
 	streams  *counter // open subscriptions/listen streams
+	jsonType []string // {"application/json"}, the Content-Type of every JSON answer
 }
 
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -129,11 +132,11 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	rc := http.NewResponseController(w)
+	st := &httpStream{w: w, rc: *http.NewResponseController(w), timeout: h.opts.WriteTimeout, contentType: h.jsonType}
 	// The body is read: lift the server's read deadline so that a long
 	// stream is not cancelled by it (the connection is still watched for
 	// the client going away).
-	_ = rc.SetReadDeadline(time.Time{})
+	_ = st.rc.SetReadDeadline(time.Time{})
 
 	msg, id, jerr := decodeMessage(body)
 	if jerr != nil {
@@ -141,7 +144,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if h.legacyRoute(r, msg) {
-		h.serveLegacyPOST(w, r, rc, msg)
+		h.serveLegacyPOST(w, r, st, msg)
 		return
 	}
 	if h.opts.Legacy.Disable && !msg.response && !msg.isNotification() && looksLegacy(r, msg) {
@@ -165,7 +168,6 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c.obs = ob
-	st := &httpStream{w: w, rc: rc, timeout: h.opts.WriteTimeout}
 	if msg.method == "subscriptions/listen" {
 		h.serveListen(ctx, r, c, st)
 		return
@@ -213,9 +215,12 @@ func (h *httpHandler) serveListen(ctx context.Context, r *http.Request, c *call,
 // response is its last event.
 type httpStream struct {
 	w       http.ResponseWriter
-	rc      *http.ResponseController
+	rc      http.ResponseController // by value: one allocation less per request
 	timeout time.Duration
-	parking *parking // set when a listen stream may be parked
+	// contentType is the handler's Content-Type value for JSON answers,
+	// shared by its responses (net/http only reads it).
+	contentType []string
+	parking     *parking // set when a listen stream may be parked
 
 	mu      sync.Mutex
 	sse     bool
@@ -289,6 +294,10 @@ func (st *httpStream) finish(id []byte, result []byte, jerr *Error) {
 	if result == nil && jerr == nil {
 		return
 	}
+	if jerr == nil && !st.sse && len(result) > largeResult {
+		st.writeLarge(id, result)
+		return
+	}
 	buf := getBuf()
 	defer putBuf(buf)
 	var b []byte
@@ -309,10 +318,35 @@ func (st *httpStream) finish(id []byte, result []byte, jerr *Error) {
 		status = jerr.HTTPStatus()
 	}
 	_ = st.rc.SetWriteDeadline(time.Now().Add(st.timeout))
-	hd := st.w.Header()
-	hd.Set("Content-Type", "application/json")
+	if st.contentType != nil {
+		st.w.Header()["Content-Type"] = st.contentType
+	} else {
+		st.w.Header().Set("Content-Type", "application/json")
+	}
 	st.w.WriteHeader(status)
 	_, _ = st.w.Write(b)
+}
+
+// largeResult is the size past which a JSON answer is written around the
+// result (a cached list page of thousands of tools) instead of copying it
+// into one buffer.
+const largeResult = 64 << 10
+
+// writeLarge writes a large result's answer in three pieces, with its
+// length.
+func (st *httpStream) writeLarge(id, result []byte) {
+	var head [64]byte
+	prefix := append(append(append(head[:0], `{"jsonrpc":"2.0","id":`...), id...), `,"result":`...)
+	_ = st.rc.SetWriteDeadline(time.Now().Add(st.timeout))
+	hd := st.w.Header()
+	hd.Set("Content-Type", "application/json")
+	hd.Set("Content-Length", strconv.Itoa(len(prefix)+len(result)+1))
+	st.w.WriteHeader(http.StatusOK)
+	for _, piece := range [][]byte{prefix, result, []byte("}")} {
+		if _, err := st.w.Write(piece); err != nil {
+			return
+		}
+	}
 }
 
 // isJSONMediaType reports whether a Content-Type value is application/json
@@ -388,9 +422,11 @@ func (hs hostSet) allowHost(hostport string) bool {
 		return true
 	}
 	hostport = trimLower(hostport)
-	host, port, err := net.SplitHostPort(hostport)
-	if err != nil {
-		host, port = strings.Trim(hostport, "[]"), ""
+	host, port := strings.Trim(hostport, "[]"), ""
+	if i := strings.LastIndexByte(hostport, ':'); i >= 0 && !strings.HasSuffix(hostport, "]") {
+		if h, p, err := net.SplitHostPort(hostport); err == nil {
+			host, port = h, p
+		}
 	}
 	return hs.names[host] || (port != "" && hs.names[host+":"+port])
 }

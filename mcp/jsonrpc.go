@@ -20,9 +20,11 @@ type message struct {
 	method string
 	params json.RawMessage
 	// decoded holds params decoded in the same pass as the envelope (nil
-	// when params is absent or null); decodedErr is decodeParams's error.
-	decoded    *requestParams
-	decodedErr *Error
+	// when params is absent or null), in paramsStore; decodedErr is
+	// decodeParams's error.
+	decoded     *requestParams
+	decodedErr  *Error
+	paramsStore requestParams
 
 	// A response to a server-to-client request (legacy sessions only).
 	response bool
@@ -93,6 +95,7 @@ func decodeMessage(b []byte) (*message, json.RawMessage, *Error) {
 		return nil, nil, NewError(CodeInvalidRequest, "Invalid Request: a message must be a JSON object", nil).withStatus(http.StatusBadRequest)
 	}
 	b = bytes.Clone(b) // what the message keeps aliases this copy
+	msg := new(message)
 	d := getDecoder(b)
 	defer putDecoder(d)
 	if !d.OpenObject() {
@@ -114,7 +117,7 @@ func decodeMessage(b []byte) (*message, json.RawMessage, *Error) {
 		if jsonx.NameIs(name, "params") && d.Dec.PeekKind() == '{' {
 			// Decoded here, in the same pass; the raw bytes are kept too.
 			start := d.Dec.InputOffset()
-			if decoded, decodedErr, err = d.params(); err != nil {
+			if decoded, decodedErr, err = d.params(&msg.paramsStore); err != nil {
 				return nil, nil, errParseAt(err)
 			}
 			params = bytes.TrimLeft(b[start:d.Dec.InputOffset()], " \t\r\n:")
@@ -158,14 +161,15 @@ func decodeMessage(b []byte) (*message, json.RawMessage, *Error) {
 		if (result != nil) != (errObj != nil) && id != nil {
 			// Only a legacy session may answer a server-to-client request;
 			// the transport decides.
-			return &message{id: rid, response: true, result: json.RawMessage(result), errObj: json.RawMessage(errObj)}, rid, nil
+			msg.id, msg.response, msg.result, msg.errObj = rid, true, json.RawMessage(result), json.RawMessage(errObj)
+			return msg, rid, nil
 		}
 		return invalid("method is missing")
 	}
 	if method.Kind() != '"' {
 		return invalid("method must be a string")
 	}
-	m := jsonx.Unquote(method)
+	m := methodName(method)
 	if m == "" {
 		return invalid("method must not be empty")
 	}
@@ -176,7 +180,32 @@ func decodeMessage(b []byte) (*message, json.RawMessage, *Error) {
 	default:
 		return nil, rid, ErrInvalidParams("Invalid params: params must be an object").withStatus(http.StatusBadRequest)
 	}
-	return &message{id: rid, method: m, params: json.RawMessage(params), decoded: decoded, decodedErr: decodedErr}, rid, nil
+	msg.id, msg.method, msg.params, msg.decoded, msg.decodedErr = rid, m, json.RawMessage(params), decoded, decodedErr
+	return msg, rid, nil
+}
+
+// methodName returns the method a JSON string names; the methods this
+// package serves are returned without allocating.
+func methodName(quoted jsontext.Value) string {
+	if len(quoted) >= 2 && bytes.IndexByte(quoted, '\\') < 0 {
+		switch name := quoted[1 : len(quoted)-1]; string(name) {
+		case "tools/call":
+			return "tools/call"
+		case "tools/list":
+			return "tools/list"
+		case "subscriptions/listen":
+			return "subscriptions/listen"
+		case "server/discover":
+			return "server/discover"
+		case "resources/read":
+			return "resources/read"
+		case "prompts/get":
+			return "prompts/get"
+		case "notifications/cancelled":
+			return "notifications/cancelled"
+		}
+	}
+	return jsonx.Unquote(quoted)
 }
 
 func errParse() *Error {

@@ -208,7 +208,9 @@ func (sess *session) serve(ctx context.Context, msg *message, out stream, ob *ob
 		return nil, jerr
 	}
 	for round := 0; ; round++ {
-		c := &call{msg: msg, params: params, req: sess.request(msg, params), spec: spec, legacy: true, obs: ob}
+		c := &call{msg: msg, params: params, spec: spec, legacy: true, obs: ob}
+		c.req = &c.request
+		sess.fillRequest(c.req, msg, params)
 		res, jerr := s.handle(ctx, c, out)
 		switch {
 		case jerr != nil:
@@ -231,15 +233,15 @@ func (sess *session) serve(ctx context.Context, msg *message, out stream, ob *ob
 	}
 }
 
-// request builds the handler-facing Request of a legacy request: the
+// fillRequest builds the handler-facing Request of a legacy request: the
 // session's capabilities, version and log level stand in for _meta.
-func (sess *session) request(msg *message, p *requestParams) *Request {
+func (sess *session) fillRequest(r *Request, msg *message, p *requestParams) {
 	sess.mu.Lock()
 	lvl := sess.logLevel
 	sess.mu.Unlock()
-	r := &Request{
+	*r = Request{
 		ID: msg.id, Method: msg.method, ProtocolVersion: sess.version,
-		Capabilities: sess.caps, ClientInfo: sess.clientInfo, Principal: sess.principal, logLevel: lvl,
+		Capabilities: sess.caps, clientInfo: sess.clientInfo, Principal: sess.principal, logLevel: lvl,
 	}
 	if p.Meta != nil {
 		r.Trace = p.Meta.trace()
@@ -247,7 +249,6 @@ func (sess *session) request(msg *message, p *requestParams) *Request {
 			r.progressToken = p.Meta.ProgressToken
 		}
 	}
-	return r
 }
 
 // ask sends each input request as a real server-to-client request on the

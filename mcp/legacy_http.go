@@ -73,7 +73,7 @@ func errLegacyDisabled(r *http.Request, msg *message) *Error {
 }
 
 // serveLegacyPOST serves one POSTed message of a legacy client.
-func (h *httpHandler) serveLegacyPOST(w http.ResponseWriter, r *http.Request, rc *http.ResponseController, msg *message) {
+func (h *httpHandler) serveLegacyPOST(w http.ResponseWriter, r *http.Request, st *httpStream, msg *message) {
 	if msg.method == "initialize" && r.Header.Get(HeaderSessionID) == "" {
 		if msg.isNotification() {
 			writeJSONError(w, http.StatusBadRequest, nil, NewError(CodeInvalidRequest, "Invalid Request: initialize must be a request", nil))
@@ -98,9 +98,10 @@ func (h *httpHandler) serveLegacyPOST(w http.ResponseWriter, r *http.Request, rc
 		_, _ = w.Write(appendResponse(nil, msg.id, res))
 		return
 	}
-	sess := h.sessions.get(r.Header.Get(HeaderSessionID), PrincipalFrom(r.Context()))
+	request := !msg.response && !msg.isNotification()
+	sess := h.sessions.get(r.Header.Get(HeaderSessionID), PrincipalFrom(r.Context()), request)
 	if sess == nil {
-		if !msg.response && !msg.isNotification() {
+		if request {
 			_, ob := h.srv.observe(r.Context(), msg, "http", legacyVersion(r.Header.Get(HeaderProtocolVersion)))
 			defer ob.end(nil, errSessionNotFound())
 		}
@@ -119,14 +120,12 @@ func (h *httpHandler) serveLegacyPOST(w http.ResponseWriter, r *http.Request, rc
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	h.sessions.begin(sess)
-	defer h.sessions.end(sess)
+	defer h.sessions.end(sess) // in use since get
 	ctx, ob := h.srv.observe(r.Context(), msg, "http", sess.version)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	sess.track(msg.id, cancel)
 	defer sess.untrack(msg.id)
-	st := &httpStream{w: w, rc: rc, timeout: h.opts.WriteTimeout}
 	res, jerr := sess.serve(ctx, msg, st, ob)
 	defer ob.end(res, jerr)
 	if jerr != nil {
@@ -143,12 +142,11 @@ func errSessionNotFound() *Error {
 // resource updates, each with an event id; Last-Event-ID replays what the
 // client missed (as far as the session remembers).
 func (h *httpHandler) serveLegacyGET(w http.ResponseWriter, r *http.Request) {
-	sess := h.sessions.get(r.Header.Get(HeaderSessionID), PrincipalFrom(r.Context()))
+	sess := h.sessions.get(r.Header.Get(HeaderSessionID), PrincipalFrom(r.Context()), true)
 	if sess == nil {
 		writeJSONError(w, http.StatusNotFound, nil, NewError(CodeInvalidRequest, "Session not found: initialize a new session", nil))
 		return
 	}
-	h.sessions.begin(sess)
 	defer h.sessions.end(sess)
 	ctx, stop := context.WithCancel(r.Context())
 	defer stop()
@@ -159,9 +157,9 @@ func (h *httpHandler) serveLegacyGET(w http.ResponseWriter, r *http.Request) {
 	if prev != nil {
 		prev() // one GET stream per session: the newest wins
 	}
-	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(time.Time{})
-	st := &httpStream{w: w, rc: rc, timeout: h.opts.WriteTimeout}
+	st := &httpStream{w: w, rc: *http.NewResponseController(w), timeout: h.opts.WriteTimeout}
+	_ = st.rc.SetReadDeadline(time.Time{})
+	rc := &st.rc
 	st.mu.Lock()
 	st.startSSE()
 	err := rc.Flush()

@@ -81,6 +81,46 @@ func (c *legacyClient) initialize() {
 	}
 }
 
+// callAnswering posts a legacy request and reads its SSE stream, handing
+// each server-to-client elicitation's id to answer (which posts the
+// client's responses; a non-empty return is a failure). It returns the
+// final result, or what went wrong, within ten seconds.
+func (c *legacyClient) callAnswering(body string, answer func(id json.RawMessage) string) string {
+	done := make(chan string, 1)
+	go func() {
+		resp := c.post(body)
+		defer resp.Body.Close()
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			var m struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+				Result json.RawMessage `json:"result"`
+			}
+			if json.Unmarshal([]byte(strings.TrimPrefix(sc.Text(), "data: ")), &m) != nil {
+				continue
+			}
+			if m.Method == MethodElicit {
+				if failed := answer(m.ID); failed != "" {
+					done <- failed
+					return
+				}
+			}
+			if m.Result != nil {
+				done <- string(m.Result)
+				return
+			}
+		}
+		done <- "stream ended"
+	}()
+	select {
+	case got := <-done:
+		return got
+	case <-time.After(10 * time.Second):
+		return "the request did not complete"
+	}
+}
+
 func TestLegacyHTTPSession(t *testing.T) {
 	ts := httptest.NewServer(NewHTTPHandler(legacyServer(t), nil))
 	defer ts.Close()
@@ -117,43 +157,17 @@ func TestLegacyHTTPSession(t *testing.T) {
 
 	// An elicitation round: the server asks on the POST's SSE stream, the
 	// client answers with a POSTed response, the tool completes.
-	done := make(chan string, 1)
-	go func() {
-		resp := c.post(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"ask_name","arguments":{}}}`)
-		defer resp.Body.Close()
-		sc := bufio.NewScanner(resp.Body)
-		for sc.Scan() {
-			line := strings.TrimPrefix(sc.Text(), "data: ")
-			var m struct {
-				ID     json.RawMessage `json:"id"`
-				Method string          `json:"method"`
-				Result json.RawMessage `json:"result"`
+	got := c.callAnswering(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"ask_name","arguments":{}}}`,
+		func(id json.RawMessage) string {
+			r := c.post(`{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"action":"accept","content":{"name":"Ada"}}}`)
+			r.Body.Close()
+			if r.StatusCode != http.StatusAccepted {
+				return "response POST answered " + r.Status
 			}
-			if json.Unmarshal([]byte(line), &m) != nil {
-				continue
-			}
-			if m.Method == MethodElicit {
-				r := c.post(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":{"action":"accept","content":{"name":"Ada"}}}`)
-				r.Body.Close()
-				if r.StatusCode != http.StatusAccepted {
-					done <- "response POST answered " + r.Status
-					return
-				}
-			}
-			if m.Result != nil {
-				done <- string(m.Result)
-				return
-			}
-		}
-		done <- "stream ended"
-	}()
-	select {
-	case got := <-done:
-		if !strings.Contains(got, "Hi Ada") || strings.Contains(got, "resultType") {
-			t.Fatalf("elicitation round: %s", got)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("elicitation round did not complete")
+			return ""
+		})
+	if !strings.Contains(got, "Hi Ada") || strings.Contains(got, "resultType") {
+		t.Fatalf("elicitation round: %s", got)
 	}
 
 	// DELETE ends the session; then its id is unknown (404).
@@ -236,27 +250,8 @@ func TestLegacySessionLimits(t *testing.T) {
 // TestLegacyStdio drives both eras on one stdio process: a legacy session
 // with an elicitation answered over stdin, and a modern request beside it.
 func TestLegacyStdio(t *testing.T) {
-	s := legacyServer(t)
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	errc := make(chan error, 1)
-	go func() { errc <- ServeStdio(context.Background(), s, inR, outW, nil); outW.Close() }()
-	lines := bufio.NewScanner(outR)
-	send := func(msg string) {
-		if _, err := io.WriteString(inW, msg+"\n"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	next := func() map[string]json.RawMessage {
-		if !lines.Scan() {
-			t.Fatalf("stdout ended: %v", lines.Err())
-		}
-		var m map[string]json.RawMessage
-		if err := json.Unmarshal(lines.Bytes(), &m); err != nil {
-			t.Fatalf("not JSON: %s", lines.Bytes())
-		}
-		return m
-	}
+	p := openStdio(t, legacyServer(t))
+	send, next := p.send, p.next
 	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"elicitation":{}}}}`)
 	if m := next(); !strings.Contains(string(m["result"]), `"protocolVersion":"2025-06-18"`) {
 		t.Fatalf("initialize: %s", m["result"])
@@ -278,10 +273,53 @@ func TestLegacyStdio(t *testing.T) {
 	if string(m["id"]) != "3" || !strings.Contains(string(m["result"]), `"resultType":"complete"`) {
 		t.Fatalf("modern request beside a legacy session: %v", m)
 	}
-	inW.Close()
-	if err := <-errc; err != nil {
+	if err := p.close(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// stdioPipe serves a server on stdio through pipes, for the tests of this
+// package: send writes a line, next reads one JSON message.
+type stdioPipe struct {
+	t     *testing.T
+	in    *io.PipeWriter
+	lines *bufio.Scanner
+	done  chan error
+}
+
+func openStdio(t *testing.T, s *Server) *stdioPipe {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	p := &stdioPipe{t: t, in: inW, lines: bufio.NewScanner(outR), done: make(chan error, 1)}
+	go func() { p.done <- ServeStdio(context.Background(), s, inR, outW, nil); outW.Close() }()
+	t.Cleanup(func() { inW.Close() })
+	return p
+}
+
+func (p *stdioPipe) send(msg string) {
+	p.t.Helper()
+	if _, err := io.WriteString(p.in, msg+"\n"); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+func (p *stdioPipe) next() map[string]json.RawMessage {
+	p.t.Helper()
+	if !p.lines.Scan() {
+		p.t.Fatalf("stdout ended: %v", p.lines.Err())
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(p.lines.Bytes(), &m); err != nil {
+		p.t.Fatalf("not JSON: %s", p.lines.Bytes())
+	}
+	return m
+}
+
+// close ends the input and returns ServeStdio's error.
+func (p *stdioPipe) close() error {
+	p.in.Close()
+	return <-p.done
 }
 
 func TestOriginAllowList(t *testing.T) {

@@ -383,7 +383,7 @@ func TestBusySessionOutlivesIdleTimeout(t *testing.T) {
 	<-started
 	time.Sleep(60 * time.Millisecond)
 	exchange(h, "192.0.2.2", "", "", initBody) // runs expiry
-	if store.get(sid, Principal{}) == nil {
+	if store.get(sid, Principal{}, false) == nil {
 		t.Fatal("the busy session expired")
 	}
 	close(release)
@@ -392,7 +392,7 @@ func TestBusySessionOutlivesIdleTimeout(t *testing.T) {
 	}
 	time.Sleep(60 * time.Millisecond)
 	exchange(h, "192.0.2.2", "", "", initBody)
-	if store.get(sid, Principal{}) != nil {
+	if store.get(sid, Principal{}, false) != nil {
 		t.Error("the idle session did not expire once its request ended")
 	}
 }

@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -171,19 +170,11 @@ func checkObserved(t *testing.T, seen []observed, want []string) {
 func TestObserverStdioAndMemory(t *testing.T) {
 	rec := &recorder{}
 	s := observedServer(t, rec)
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	errc := make(chan error, 1)
-	go func() { errc <- ServeStdio(context.Background(), s, inR, outW, nil); outW.Close() }()
-	lines := bufio.NewScanner(outR)
+	p := openStdio(t, s)
 	roundTrip := func(msg string) {
 		t.Helper()
-		if _, err := io.WriteString(inW, msg+"\n"); err != nil {
-			t.Fatal(err)
-		}
-		if !lines.Scan() {
-			t.Fatal("stdout ended")
-		}
+		p.send(msg)
+		p.next()
 	}
 	roundTrip(modernCall(1, "fails"))
 	checkObserved(t, rec.waitFor(t, 1), []string{ // stdio answers before it ends the observation
@@ -193,8 +184,7 @@ func TestObserverStdioAndMemory(t *testing.T) {
 	roundTrip(`{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{}}}`)
 	roundTrip(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"ok"}}`)
 	seen := rec.waitFor(t, 3)
-	inW.Close()
-	if err := <-errc; err != nil {
+	if err := p.close(); err != nil {
 		t.Fatal(err)
 	}
 	checkObserved(t, seen, []string{

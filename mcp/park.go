@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net"
@@ -74,22 +75,21 @@ func (st *httpStream) park(ctx context.Context, ls *listenStream) bool {
 }
 
 // responseHead is the status line and headers of a parked stream: the
-// headers set on the ResponseWriter so far (by middleware) and those of an
-// event stream. The body ends when the connection closes.
+// headers set on the ResponseWriter so far (by middleware; written by
+// net/http's own Header.Write, which keeps line breaks out of values) and
+// those of an event stream. The body ends when the connection closes.
 func responseHead(h http.Header) []byte {
-	b := []byte("HTTP/1.1 200 OK\r\n")
-	for k, vs := range h {
-		switch k {
-		case "Content-Type", "Content-Length", "Transfer-Encoding", "Connection", "Cache-Control", "Date":
-			continue
-		}
-		for _, v := range vs {
-			b = append(append(append(append(b, k...), ": "...), v...), "\r\n"...)
-		}
+	var b bytes.Buffer
+	b.WriteString("HTTP/1.1 200 OK\r\n")
+	h = h.Clone()
+	for _, own := range [...]string{"Content-Type", "Content-Length", "Transfer-Encoding", "Connection", "Cache-Control", "Date", "X-Accel-Buffering"} {
+		h.Del(own)
 	}
-	b = append(b, "Content-Type: text/event-stream\r\nCache-Control: no-cache\r\nX-Accel-Buffering: no\r\nConnection: close\r\nDate: "...)
-	b = time.Now().UTC().AppendFormat(b, http.TimeFormat)
-	return append(b, "\r\n\r\n"...)
+	_ = h.Write(&b)
+	b.WriteString("Content-Type: text/event-stream\r\nCache-Control: no-cache\r\nX-Accel-Buffering: no\r\nConnection: close\r\nDate: ")
+	b.Write(time.Now().UTC().AppendFormat(nil, http.TimeFormat))
+	b.WriteString("\r\n\r\n")
+	return b.Bytes()
 }
 
 // kick wakes the stream's goroutine: something is to be delivered, or the

@@ -168,3 +168,18 @@ func TestListenHTTP2(t *testing.T) {
 		t.Errorf("event %q", l)
 	}
 }
+
+// TestResponseHeadKeepsLineBreaksOut: a header value with a line break
+// (from middleware) cannot split a parked stream's response.
+func TestResponseHeadKeepsLineBreaksOut(t *testing.T) {
+	h := http.Header{}
+	h.Set("X-Note", "a\r\nSet-Cookie: evil=1")
+	h.Set("Content-Type", "text/plain")
+	head := string(responseHead(h))
+	if strings.Contains(head, "\r\nSet-Cookie") || strings.Contains(head, "text/plain") {
+		t.Errorf("head:\n%s", head)
+	}
+	if !strings.HasPrefix(head, "HTTP/1.1 200 OK\r\n") || !strings.HasSuffix(head, "\r\n\r\n") || !strings.Contains(head, "X-Note: a  Set-Cookie: evil=1\r\n") {
+		t.Errorf("head:\n%q", head)
+	}
+}

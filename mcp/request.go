@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+
+	jsonv1 "github.com/go-json-experiment/json/v1"
 )
 
 // This file is the handler API: who is calling (Principal), what a handler
@@ -66,8 +68,6 @@ type Request struct {
 	ProtocolVersion string
 	// Capabilities are the capabilities the client declared on this request.
 	Capabilities ClientCapabilities
-	// ClientInfo is the client's self-reported identity, if sent (display only).
-	ClientInfo *Implementation
 	// Principal is the authenticated caller (zero when anonymous).
 	Principal Principal
 	// InputResponses holds the client's answers to the previous round's input
@@ -81,11 +81,27 @@ type Request struct {
 	// absent. A tracer prefers it to the transport's headers.
 	Trace TraceContext
 
+	clientInfo    *Implementation // a legacy session's, decoded at initialize
+	clientInfoRaw json.RawMessage // as the request's _meta carries it
 	continuation  json.RawMessage
 	progressToken json.RawMessage
 	logLevel      LogLevel
 	progressSeen  float64
 	out           stream
+}
+
+// ClientInfo is the client's self-reported identity, when it sent a
+// well-formed one (display only: anything may be written there). It is
+// decoded from the request on each call.
+func (r *Request) ClientInfo() *Implementation {
+	if r.clientInfo != nil || len(r.clientInfoRaw) == 0 || string(r.clientInfoRaw) == "null" {
+		return r.clientInfo
+	}
+	var info Implementation
+	if json.Unmarshal(r.clientInfoRaw, &info) != nil {
+		return nil
+	}
+	return &info
 }
 
 // Progress sends notifications/progress for this request when the client
@@ -206,13 +222,17 @@ type CallToolRequest struct {
 	Arguments json.RawMessage
 }
 
-// Bind decodes the arguments into v.
-func (r *CallToolRequest) Bind(v any) error {
-	args := r.Arguments
+// Bind decodes the arguments into v, as encoding/json.Unmarshal does.
+func (r *CallToolRequest) Bind(v any) error { return bindArguments(r.Arguments, v) }
+
+// bindArguments decodes tool arguments (absent: {}) into v with
+// encoding/json's rules, through go-json-experiment's implementation of
+// them, which allocates a sixth as often.
+func bindArguments(args json.RawMessage, v any) error {
 	if args == nil {
 		args = json.RawMessage("{}")
 	}
-	return json.Unmarshal(args, v)
+	return jsonv1.Unmarshal(args, v)
 }
 
 // GetPromptRequest is a prompts/get request.

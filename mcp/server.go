@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	jsonv1 "github.com/go-json-experiment/json/v1"
+
 	"github.com/mcpgate/mcpgate/internal/jsonx"
 	"github.com/mcpgate/mcpgate/mrtr"
 )
@@ -206,6 +208,10 @@ type call struct {
 	spec   methodSpec
 	legacy bool         // a request of a legacy (initialize-based) session
 	obs    *observation // nil when the server has no observer
+	// The Request and CallToolRequest req and the tool handler point to,
+	// allocated with the call.
+	request Request
+	toolReq CallToolRequest
 	// paused is set instead of a result when a legacy request's handler
 	// paused for input (see pause).
 	paused *pausedRound
@@ -239,8 +245,10 @@ func (s *Server) admit(ctx context.Context, msg *message, hdr http.Header) (*cal
 	if params == nil {
 		return nil, perr
 	}
-	req, jerr := s.readMeta(params)
-	if jerr != nil {
+	c := &call{msg: msg, params: params}
+	c.req = &c.request
+	req := c.req
+	if jerr := s.readMeta(params, req); jerr != nil {
 		return nil, jerr
 	}
 	req.ID, req.Method = msg.id, msg.method
@@ -261,7 +269,7 @@ func (s *Server) admit(ctx context.Context, msg *message, hdr http.Header) (*cal
 	if perr != nil {
 		return nil, perr // an ill-typed member other than _meta
 	}
-	c := &call{msg: msg, params: params, req: req, spec: spec}
+	c.spec = spec
 	if hdr != nil {
 		if err := s.checkHeaders(c, hdr); err != nil {
 			return nil, err
@@ -270,46 +278,44 @@ func (s *Server) admit(ctx context.Context, msg *message, hdr http.Header) (*cal
 	return c, nil
 }
 
-// readMeta validates _meta and builds the handler-facing Request.
-func (s *Server) readMeta(p *requestParams) (*Request, *Error) {
+// readMeta validates _meta and fills the handler-facing Request from it.
+func (s *Server) readMeta(p *requestParams, req *Request) *Error {
 	m := p.Meta
 	if m == nil {
-		return nil, errInvalidMeta("Invalid params: _meta is required (with %s and %s)", MetaProtocolVersion, MetaClientCapabilities)
+		return errInvalidMeta("Invalid params: _meta is required (with %s and %s)", MetaProtocolVersion, MetaClientCapabilities)
 	}
-	req := &Request{}
 	if len(m.ProtocolVersion) == 0 || m.ProtocolVersion[0] != '"' {
-		return nil, errInvalidMeta("Invalid params: _meta is missing %s (a string)", MetaProtocolVersion)
+		return errInvalidMeta("Invalid params: _meta is missing %s (a string)", MetaProtocolVersion)
 	}
-	req.ProtocolVersion = jsonx.Unquote(m.ProtocolVersion) // validated by decodeParams
+	if string(m.ProtocolVersion) == `"`+ProtocolVersion+`"` {
+		req.ProtocolVersion = ProtocolVersion // the common case, without a copy
+	} else {
+		req.ProtocolVersion = jsonx.Unquote(m.ProtocolVersion) // validated by decodeParams
+	}
 	if len(m.ClientCapabilities) == 0 || m.ClientCapabilities[0] != '{' {
-		return nil, errInvalidMeta("Invalid params: _meta is missing %s (an object)", MetaClientCapabilities)
+		return errInvalidMeta("Invalid params: _meta is missing %s (an object)", MetaClientCapabilities)
 	}
 	if !emptyObject(m.ClientCapabilities) {
-		if err := json.Unmarshal(m.ClientCapabilities, &req.Capabilities); err != nil {
-			return nil, errInvalidMeta("Invalid params: malformed %s: %v", MetaClientCapabilities, err)
+		if err := jsonv1.Unmarshal(m.ClientCapabilities, &req.Capabilities); err != nil {
+			return errInvalidMeta("Invalid params: malformed %s: %v", MetaClientCapabilities, err)
 		}
 	}
-	if len(m.ClientInfo) > 0 && string(m.ClientInfo) != "null" {
-		var info Implementation
-		if json.Unmarshal(m.ClientInfo, &info) == nil {
-			req.ClientInfo = &info // self-reported and display-only: a malformed one is ignored
-		}
-	}
+	req.clientInfoRaw = m.ClientInfo // display-only: decoded when asked for
 	if len(m.LogLevel) > 0 && string(m.LogLevel) != "null" {
 		var lvl LogLevel
 		if json.Unmarshal(m.LogLevel, &lvl) != nil || lvl.severity() < 0 {
-			return nil, ErrInvalidParams("Invalid params: %s must be one of debug, info, notice, warning, error, critical, alert, emergency", MetaLogLevel)
+			return ErrInvalidParams("Invalid params: %s must be one of debug, info, notice, warning, error, critical, alert, emergency", MetaLogLevel)
 		}
 		req.logLevel = lvl
 	}
 	req.Trace = m.trace()
 	if t := m.ProgressToken; len(t) > 0 && string(t) != "null" {
 		if checkID(t) != nil {
-			return nil, ErrInvalidParams("Invalid params: progressToken must be a string or an integer")
+			return ErrInvalidParams("Invalid params: progressToken must be a string or an integer")
 		}
 		req.progressToken = t
 	}
-	return req, nil
+	return nil
 }
 
 // checkHeaders compares Mcp-Method, Mcp-Name and Mcp-Param-* with the body.

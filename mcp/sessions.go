@@ -120,8 +120,9 @@ func (st *sessionStore) add(sess *session, h holder) *Error {
 }
 
 // get returns the live session id names when it belongs to p, and marks it
-// used (and proven: this is a message after initialize).
-func (st *sessionStore) get(id string, p Principal) *session {
+// used (and proven: this is a message after initialize). With busy, the
+// session is in use until the matching end (a request, a GET stream).
+func (st *sessionStore) get(id string, p Principal, busy bool) *session {
 	now := time.Now()
 	st.mu.Lock()
 	closed := st.expire(now)
@@ -131,20 +132,16 @@ func (st *sessionStore) get(id string, p Principal) *session {
 	}
 	if sess != nil {
 		st.use(sess, now)
+		if busy {
+			sess.entry.busy++
+		}
 	}
 	st.mu.Unlock()
 	closeAll(closed)
 	return sess
 }
 
-// begin marks sess in use until the matching end.
-func (st *sessionStore) begin(sess *session) {
-	st.mu.Lock()
-	sess.entry.busy++
-	st.use(sess, time.Now())
-	st.mu.Unlock()
-}
-
+// end ends a use that get began with busy.
 func (st *sessionStore) end(sess *session) {
 	st.mu.Lock()
 	sess.entry.busy--

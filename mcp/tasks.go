@@ -66,13 +66,7 @@ type TaskRequest struct {
 }
 
 // Bind decodes the arguments into v.
-func (r *TaskRequest) Bind(v any) error {
-	args := r.Arguments
-	if args == nil {
-		args = json.RawMessage("{}")
-	}
-	return json.Unmarshal(args, v)
-}
+func (r *TaskRequest) Bind(v any) error { return bindArguments(r.Arguments, v) }
 
 // Input asks the client for input and returns the answers by key. In a task
 // it moves the task to input_required and waits for tasks/update (keys are

@@ -150,7 +150,8 @@ func (s *Server) handleToolsCall(ctx context.Context, c *call) ([]byte, *Error) 
 	case e.task != nil:
 		return s.callTaskTool(ctx, c, e.task, name, args)
 	}
-	res, err := e.handler(ctx, &CallToolRequest{Request: c.req, Name: name, Arguments: args})
+	c.toolReq = CallToolRequest{Request: c.req, Name: name, Arguments: args}
+	res, err := e.handler(ctx, &c.toolReq)
 	return s.toolOutcome(ctx, c, name, args, res, err)
 }
 

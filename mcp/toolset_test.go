@@ -1,11 +1,9 @@
 package mcp
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -190,22 +188,14 @@ func waitFor(t *testing.T, cond func() bool, msg string) {
 // output lines after the initialize answer.
 func startLegacyStdio(t *testing.T, s *Server) <-chan string {
 	t.Helper()
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	go func() { _ = ServeStdio(context.Background(), s, inR, outW, nil); outW.Close() }()
-	t.Cleanup(func() { inW.Close() })
+	p := openStdio(t, s)
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{}}}`)
+	p.next()
 	lines := make(chan string, 16)
-	sc := bufio.NewScanner(outR)
-	if _, err := io.WriteString(inW, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{}}}`+"\n"); err != nil {
-		t.Fatal(err)
-	}
-	if !sc.Scan() {
-		t.Fatal("no initialize answer")
-	}
 	go func() {
 		defer close(lines)
-		for sc.Scan() {
-			lines <- sc.Text()
+		for p.lines.Scan() {
+			lines <- p.lines.Text()
 		}
 	}()
 	return lines
