@@ -61,8 +61,8 @@ func listenToolsChanged(t *testing.T, url string, ready chan<- struct{}, changed
 	}
 }
 
-// listTools is tools/list over plain HTTP, as names.
-func listTools(t *testing.T, url string) []string {
+// listedNames is tools/list over plain HTTP, as names.
+func listedNames(t *testing.T, url string) []string {
 	t.Helper()
 	res, rpcErr := rpc(t, url, "tools/list", "", map[string]any{})
 	if rpcErr != nil {
@@ -100,7 +100,7 @@ func TestReloadLive(t *testing.T) {
 	case <-time.After(2 * time.Second):
 		t.Fatalf("no list_changed within 2 s of the edit:\n%s", g.Log.String())
 	}
-	if got := listTools(t, g.URL); !slices.Equal(got, []string{"getItem", "listItems"}) {
+	if got := listedNames(t, g.URL); !slices.Equal(got, []string{"getItem", "listItems"}) {
 		t.Fatalf("tools after the edit: %v", got)
 	}
 	// A breaking edit: getItem removed. Refused under additive.
@@ -115,7 +115,7 @@ func TestReloadLive(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if got := listTools(t, g.URL); !slices.Contains(got, "getItem") {
+	if got := listedNames(t, g.URL); !slices.Contains(got, "getItem") {
 		t.Fatalf("the refused edit took effect: %v", got)
 	}
 	res, rpcErr := rpc(t, g.URL, "tools/call", "getItem", map[string]any{"name": "getItem", "arguments": map[string]any{"id": "7"}})
@@ -131,7 +131,7 @@ func TestReloadLive(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatalf("no list_changed after SIGHUP:\n%s", g.Log.String())
 	}
-	if got := listTools(t, g.URL); slices.Contains(got, "getItem") {
+	if got := listedNames(t, g.URL); slices.Contains(got, "getItem") {
 		t.Fatalf("SIGHUP did not apply the change: %v", got)
 	}
 }
@@ -171,7 +171,7 @@ func TestReloadAcrossReplicas(t *testing.T) {
 	}
 	t.Logf("every replica told within %s", time.Since(start).Round(time.Millisecond))
 	for i, g := range gs {
-		if got := listTools(t, g.URL); !slices.Contains(got, "listItems") {
+		if got := listedNames(t, g.URL); !slices.Contains(got, "listItems") {
 			t.Errorf("replica %d lists %v", i, got)
 		}
 	}
@@ -189,7 +189,7 @@ func TestReloadAcrossReplicas(t *testing.T) {
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
-		if got := listTools(t, g.URL); !slices.Contains(got, "getItem") || slices.Contains(got, "fetchItem") {
+		if got := listedNames(t, g.URL); !slices.Contains(got, "getItem") || slices.Contains(got, "fetchItem") {
 			t.Errorf("replica %d after a refused edit lists %v", i, got)
 		}
 	}
