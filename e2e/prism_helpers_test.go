@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -157,9 +158,15 @@ func (s *prismServer) send(cmd any) error {
 	return err
 }
 
-// load has Prism serve doc (pruned to paths) under key.
-func (s *prismServer) load(key, doc string, paths []string, timeout time.Duration) (*prismDoc, error) {
-	if err := s.send(map[string]any{"load": key, "doc": doc, "paths": paths}); err != nil {
+// load has Prism serve doc (pruned to paths) under key; circular is the
+// mode it loads cyclic $refs in (empty: mock.cjs's default, auto, with a
+// budget of budget).
+func (s *prismServer) load(key, doc string, paths []string, circular string, budget, timeout time.Duration) (*prismDoc, error) {
+	cmd := map[string]any{"load": key, "doc": doc, "paths": paths, "budgetMs": budget.Milliseconds()}
+	if circular != "" {
+		cmd["circular"] = circular
+	}
+	if err := s.send(cmd); err != nil {
 		return nil, err
 	}
 	line, err := s.await("l:"+key, timeout)
@@ -297,7 +304,10 @@ type prismVerdict struct {
 	} `json:"operation"`
 	Security []prismViolation `json:"security"`
 	Input    []prismViolation `json:"input"`
-	Error    string           `json:"error"` // a validator threw: no verdict
+	// CompileErrors are the schemas Prism could not compile, and so did
+	// not check.
+	CompileErrors []string `json:"compileErrors"`
+	Error         string   `json:"error"` // a validator threw: no verdict
 }
 
 // prismViolation is one finding of a Prism validator.
@@ -376,14 +386,32 @@ const (
 // verdict decides from Prism's router and validators alone; the classes
 // say why a request was refused: "route:NO_PATH_MATCHED_ERROR", "security",
 // "body:required", "query:enum", "content-type", "base-path".
+// "body:required-optional-body" is a required property missing from a
+// body the operation does not require (the property is required once there
+// is a body).
 //
-// What Prism 5.14 cannot judge whatever the gateway sends is unjudged,
-// named "prism:…": a path key with a #fragment (AWS's "/{Bucket}#acl": its
-// router matches the key literally), an XML body (it does not parse XML and
-// finds a string where the schema wants an object), a body whose operation
-// declares no media type (Swagger 2.0 without consumes: it accepts none).
-// fragments are the sampled #fragment keys as patterns of request paths.
-func (e *exchange) verdict(fragments []*regexp.Regexp) (string, []string) {
+// What Prism 5.14 cannot judge, whatever the gateway sends, is unjudged and
+// named "prism:…" (unroutable keys are the sampled path keys it cannot
+// route, as patterns of request paths; see unroutablePatterns):
+//   - prism:unroutable-key: a path key with a #fragment or a literal query
+//     (AWS's "/{Bucket}#acl", "/search?query={q}"), which its router
+//     matches literally;
+//   - prism:reserved-header: a header parameter named Accept, Content-Type
+//     or Authorization, which OpenAPI 3 says to ignore and Prism checks;
+//   - prism:xml-body: an XML body (Prism does not parse XML: it finds a
+//     string where the schema wants an object);
+//   - prism:no-media-type: a body whose operation declares no media type
+//     (Swagger 2.0 without consumes: Prism accepts none);
+//   - prism:form-absent-property: a violation inside a form body property
+//     the request does not have (Prism makes up an empty object for an
+//     absent deepObject property);
+//   - prism:form-array: "must be array" for a form body property the request
+//     repeats (Prism reads a repeated key of a form body without an
+//     encoding object as one value);
+//   - prism:schema-compile: a schema Prism could not compile (a pattern
+//     JavaScript rejects, a $ref it cannot resolve), which it then does not
+//     check at all.
+func (e *exchange) verdict(unroutable []*regexp.Regexp) (string, []string) {
 	switch {
 	case e.BasePathError != "":
 		return verdictRefused, []string{"base-path"}
@@ -395,8 +423,8 @@ func (e *exchange) verdict(fragments []*regexp.Regexp) (string, []string) {
 		return verdictUnjudged, []string{"prism-exception"}
 	case e.Verdict.Route != nil:
 		path, _, _ := strings.Cut(strings.TrimPrefix(e.Target, upstreamBase), "?")
-		if slices.ContainsFunc(fragments, func(re *regexp.Regexp) bool { return re.MatchString(path) }) {
-			return verdictUnjudged, []string{"prism:fragment-path"}
+		if slices.ContainsFunc(unroutable, func(re *regexp.Regexp) bool { return re.MatchString(path) }) {
+			return verdictUnjudged, []string{"prism:unroutable-key"}
 		}
 		return verdictRefused, []string{"route:" + e.Verdict.Route.Type}
 	}
@@ -410,15 +438,14 @@ func (e *exchange) verdict(fragments []*regexp.Regexp) (string, []string) {
 		if v.Severity != "error" {
 			continue
 		}
-		op := e.Verdict.Operation
-		switch {
-		case v.Code == "415" && op != nil && op.Body != nil && len(op.Body.MediaTypes) == 0:
-			limits = append(limits, "prism:no-media-type")
-		case len(v.Path) > 0 && v.Path[0] == "body" && strings.Contains(e.Header.Get("Content-Type"), "xml"):
-			limits = append(limits, "prism:xml-body")
-		default:
-			refused = append(refused, v.class())
+		if limit := e.prismLimit(v); limit != "" {
+			limits = append(limits, limit)
+		} else {
+			refused = append(refused, e.class(v))
 		}
+	}
+	if len(e.Verdict.CompileErrors) > 0 {
+		limits = append(limits, "prism:schema-compile")
 	}
 	switch {
 	case len(refused) > 0:
@@ -429,16 +456,78 @@ func (e *exchange) verdict(fragments []*regexp.Regexp) (string, []string) {
 	return verdictAccepted, nil
 }
 
-// fragmentPatterns turns the path keys with a #fragment into patterns of
-// the request paths they stand for ("/{Bucket}#acl" matches "/b1").
-func fragmentPatterns(paths []string) []*regexp.Regexp {
+// prismLimit names the Prism limitation behind a violation, if it is one
+// (see verdict).
+func (e *exchange) prismLimit(v prismViolation) string {
+	op := e.Verdict.Operation
+	contentType := strings.ToLower(e.Header.Get("Content-Type"))
+	where := ""
+	if len(v.Path) > 0 {
+		where = v.Path[0]
+	}
+	switch {
+	case v.Code == "415" && op != nil && op.Body != nil && len(op.Body.MediaTypes) == 0:
+		return "prism:no-media-type"
+	case where == "header" && reservedHeader(v):
+		return "prism:reserved-header"
+	case where == "body" && strings.Contains(contentType, "xml"):
+		return "prism:xml-body"
+	case where == "body" && len(v.Path) > 1 && strings.HasPrefix(contentType, "application/x-www-form-urlencoded"):
+		n := formCount(e.Body, v.Path[1])
+		if n == 0 {
+			return "prism:form-absent-property"
+		}
+		if n > 1 && v.Code == "type" && strings.HasSuffix(v.Message, "must be array") {
+			return "prism:form-array"
+		}
+	}
+	return ""
+}
+
+// reservedHeader says whether a header violation is about Accept,
+// Content-Type or Authorization (its path names the header, or a required
+// violation's message does).
+func reservedHeader(v prismViolation) bool {
+	name := ""
+	if len(v.Path) > 1 {
+		name = v.Path[1]
+	} else if v.Code == "required" {
+		if _, rest, ok := strings.Cut(v.Message, "required property '"); ok {
+			name, _, _ = strings.Cut(rest, "'")
+		}
+	}
+	switch strings.ToLower(name) {
+	case "accept", "content-type", "authorization":
+		return true
+	}
+	return false
+}
+
+// formCount is how many times a form body has the key name, or a
+// deepObject key name[...].
+func formCount(body []byte, name string) int {
+	n := 0
+	for pair := range strings.SplitSeq(string(body), "&") {
+		k, _, _ := strings.Cut(pair, "=")
+		if k, err := url.QueryUnescape(k); err == nil && (k == name || strings.HasPrefix(k, name+"[")) {
+			n++
+		}
+	}
+	return n
+}
+
+// unroutablePatterns turns the path keys Prism cannot route (with a
+// #fragment or a literal query) into patterns of the request paths they
+// stand for: "/{Bucket}#acl" matches "/b1".
+func unroutablePatterns(paths []string) []*regexp.Regexp {
 	var out []*regexp.Regexp
 	param := regexp.MustCompile(`\{[^}]*\}`)
 	for _, p := range paths {
-		key, _, ok := strings.Cut(p, "#")
-		if !ok {
+		i := strings.IndexAny(p, "#?")
+		if i < 0 {
 			continue
 		}
+		key := p[:i]
 		var b strings.Builder
 		last := 0
 		for _, m := range param.FindAllStringIndex(key, -1) {
@@ -453,13 +542,16 @@ func fragmentPatterns(paths []string) []*regexp.Regexp {
 }
 
 // class names an input violation by where it is and what failed.
-func (v prismViolation) class() string {
+func (e *exchange) class(v prismViolation) string {
 	if v.Code == "415" {
 		return "content-type"
 	}
 	where := "request"
 	if len(v.Path) > 0 {
 		where = v.Path[0]
+	}
+	if op := e.Verdict.Operation; where == "body" && v.Code == "required" && len(v.Path) == 1 && op != nil && op.Body != nil && !op.Body.Required {
+		return "body:required-optional-body"
 	}
 	return where + ":" + v.Code
 }

@@ -10,7 +10,7 @@ import (
 // TestExchangeVerdict: the verdict comes from Prism's router and
 // validators only, and what Prism cannot judge is kept apart.
 func TestExchangeVerdict(t *testing.T) {
-	fragments := fragmentPatterns([]string{"/{Bucket}#acl", "/pets/{id}", "/{Bucket}/{Key}#uploads"})
+	unroutable := unroutablePatterns([]string{"/{Bucket}#acl", "/pets/{id}", "/{Bucket}/{Key}#uploads", "/search?q={q}"})
 	verdict := func(s string) *prismVerdict {
 		var v prismVerdict
 		if err := json.Unmarshal([]byte(s), &v); err != nil {
@@ -35,7 +35,26 @@ func TestExchangeVerdict(t *testing.T) {
 		{"route", exchange{Target: upstreamBase + "/no/where/else?x=1", Verdict: verdict(`{"exchange":"1","route":{"type":"NO_PATH_MATCHED_ERROR"}}`)},
 			verdictRefused, []string{"route:NO_PATH_MATCHED_ERROR"}},
 		{"fragment route", exchange{Target: upstreamBase + "/b1/k1?uploads=true", Verdict: verdict(`{"exchange":"1","route":{"type":"NO_PATH_MATCHED_ERROR"}}`)},
-			verdictUnjudged, []string{"prism:fragment-path"}},
+			verdictUnjudged, []string{"prism:unroutable-key"}},
+		{"query in the key", exchange{Target: upstreamBase + "/search?q=a&q=a", Verdict: verdict(`{"exchange":"1","route":{"type":"NO_PATH_MATCHED_ERROR"}}`)},
+			verdictUnjudged, []string{"prism:unroutable-key"}},
+		{"required in an optional body", exchange{Header: jsonBody, Verdict: verdict(`{"exchange":"1","operation":{"method":"post","path":"/u","body":{"required":false,"mediaTypes":["application/json"]}},
+			"input":[{"path":["body"],"code":"required","severity":"error"},{"path":["body","a"],"code":"required","severity":"error"}]}`)},
+			verdictRefused, []string{"body:required-optional-body", "body:required"}},
+		{"reserved headers", exchange{Verdict: verdict(`{"exchange":"1","input":[
+			{"path":["header"],"code":"required","message":"Request header must have required property 'content-type'","severity":"error"},
+			{"path":["header","accept"],"code":"enum","severity":"error"}]}`)}, verdictUnjudged, []string{"prism:reserved-header"}},
+		{"other header", exchange{Verdict: verdict(`{"exchange":"1","input":[
+			{"path":["header"],"code":"required","message":"Request header must have required property 'x-tenant'","severity":"error"}]}`)},
+			verdictRefused, []string{"header:required"}},
+		{"form: absent deepObject, repeated array key, real miss", exchange{Header: http.Header{"Content-Type": {"application/x-www-form-urlencoded"}},
+			Body: []byte("a=1&ev=x&ev=y&meta%5Bk%5D=v"), Verdict: verdict(`{"exchange":"1","input":[
+			{"path":["body","usage"],"code":"required","severity":"error"},
+			{"path":["body","ev"],"code":"type","message":"Request body property ev must be array","severity":"error"}]}`)},
+			verdictUnjudged, []string{"prism:form-absent-property", "prism:form-array"}},
+		{"form: a present property", exchange{Header: http.Header{"Content-Type": {"application/x-www-form-urlencoded"}},
+			Body: []byte("a=1&meta%5Bk%5D=v"), Verdict: verdict(`{"exchange":"1","input":[
+			{"path":["body","meta"],"code":"required","severity":"error"}]}`)}, verdictRefused, []string{"body:required"}},
 		{"415 no media type", exchange{Header: jsonBody, Verdict: verdict(`{"exchange":"1","operation":{"method":"post","path":"/u","body":{"required":true,"mediaTypes":[]}},
 			"input":[{"code":"415","severity":"error"}]}`)}, verdictUnjudged, []string{"prism:no-media-type"}},
 		{"415 body to an operation without one", exchange{Header: jsonBody, Verdict: verdict(`{"exchange":"1","operation":{"method":"get","path":"/u","body":null},
@@ -45,6 +64,10 @@ func TestExchangeVerdict(t *testing.T) {
 		{"xml body and a real violation", exchange{Header: xmlBody, Verdict: verdict(`{"exchange":"1","input":[
 			{"path":["body"],"code":"type","severity":"error"},{"path":["query","n"],"code":"minimum","severity":"error"}]}`)},
 			verdictRefused, []string{"query:minimum"}},
+		{"a schema Prism could not compile", exchange{Verdict: verdict(`{"exchange":"1","input":[],"compileErrors":["can't resolve reference"]}`)},
+			verdictUnjudged, []string{"prism:schema-compile"}},
+		{"a schema Prism could not compile, and a violation", exchange{Verdict: verdict(`{"exchange":"1","compileErrors":["x"],
+			"input":[{"path":["query","n"],"code":"minimum","severity":"error"}]}`)}, verdictRefused, []string{"query:minimum"}},
 		{"validator threw", exchange{Verdict: verdict(`{"exchange":"1","error":"TypeError"}`)}, verdictUnjudged, []string{"prism-exception"}},
 		{"no verdict", exchange{}, verdictUnjudged, []string{"no-verdict"}},
 		{"outside the base path", exchange{BasePathError: "x", Verdict: verdict(`{"exchange":"1"}`)}, verdictRefused, []string{"base-path"}},
@@ -52,7 +75,7 @@ func TestExchangeVerdict(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, classes := c.e.verdict(fragments)
+			got, classes := c.e.verdict(unroutable)
 			if got != c.want || !slices.Equal(classes, c.classes) {
 				t.Errorf("verdict = %s %v, want %s %v", got, classes, c.want, c.classes)
 			}
@@ -60,12 +83,13 @@ func TestExchangeVerdict(t *testing.T) {
 	}
 }
 
-// TestFragmentPatterns: only #fragment keys give patterns, and a pattern
-// matches the request paths of its key with the fragment removed.
-func TestFragmentPatterns(t *testing.T) {
-	res := fragmentPatterns([]string{"/plain/{id}", "/{Bucket}#acl", "/a.b/{Key}#x&y"})
-	if len(res) != 2 {
-		t.Fatalf("%d patterns, want 2", len(res))
+// TestUnroutablePatterns: only keys with a #fragment or a literal query
+// give patterns, and a pattern matches the request paths of its key
+// without them.
+func TestUnroutablePatterns(t *testing.T) {
+	res := unroutablePatterns([]string{"/plain/{id}", "/{Bucket}#acl", "/a.b/{Key}#x&y", "/search/{kind}?query={q}"})
+	if len(res) != 3 {
+		t.Fatalf("%d patterns, want 3", len(res))
 	}
 	for _, c := range []struct {
 		re    int
@@ -74,6 +98,7 @@ func TestFragmentPatterns(t *testing.T) {
 	}{
 		{0, "/b1", true}, {0, "/b1/k", false}, {0, "/", false},
 		{1, "/a.b/k1", true}, {1, "/aXb/k1", false}, {1, "/a.b/k1/x", false},
+		{2, "/search/users", true}, {2, "/search", false},
 	} {
 		if got := res[c.re].MatchString(c.path); got != c.match {
 			t.Errorf("pattern %s on %q = %v, want %v", res[c.re], c.path, got, c.match)

@@ -45,7 +45,11 @@ import (
 // (operations per document, default 40), MCPGATE_PRISM_DOCS (a regexp on
 // the document's corpus path: only those; the corpus floors then do not
 // apply), MCPGATE_PRISM_LOAD_TIMEOUT (how long Prism may take to load one
-// document, default 90s). Documents run in parallel as far as -parallel
+// document, default 90s), MCPGATE_PRISM_CIRCULAR and MCPGATE_PRISM_BUDGET
+// (how Prism loads cyclic $refs: auto, the default, dereferences them as
+// its CLI does if that takes at most the budget, 10s by default, and leaves
+// them as $refs otherwise; dereference or ignore force one way; see
+// scripts/prism/mock.cjs). Documents run in parallel as far as -parallel
 // allows (GOMAXPROCS by default).
 const (
 	// prismMinValid is the lowest valid fraction the test accepts (see the
@@ -92,10 +96,12 @@ type prismRun struct {
 	perDoc      int
 	filter      *regexp.Regexp
 	loadTimeout time.Duration
+	circular    string        // mock.cjs's circular mode: auto (default), dereference or ignore
+	budget      time.Duration // its dereference budget in mode auto
 }
 
 func prismSettings(t *testing.T) prismRun {
-	r := prismRun{seed: 1, perDoc: prismToolsPerDoc, loadTimeout: 90 * time.Second}
+	r := prismRun{seed: 1, perDoc: prismToolsPerDoc, loadTimeout: 90 * time.Second, budget: 10 * time.Second}
 	if v := os.Getenv("MCPGATE_PRISM_SEED"); v != "" {
 		n, err := strconv.ParseUint(v, 10, 64)
 		if err != nil {
@@ -116,6 +122,19 @@ func prismSettings(t *testing.T) prismRun {
 			t.Fatalf("MCPGATE_PRISM_DOCS=%q: %v", v, err)
 		}
 		r.filter = re
+	}
+	if v := os.Getenv("MCPGATE_PRISM_CIRCULAR"); v != "" {
+		if v != "auto" && v != "ignore" && v != "dereference" {
+			t.Fatalf("MCPGATE_PRISM_CIRCULAR=%q: want auto, dereference or ignore", v)
+		}
+		r.circular = v
+	}
+	if v := os.Getenv("MCPGATE_PRISM_BUDGET"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			t.Fatalf("MCPGATE_PRISM_BUDGET=%q: %v", v, err)
+		}
+		r.budget = d
 	}
 	if v := os.Getenv("MCPGATE_PRISM_LOAD_TIMEOUT"); v != "" {
 		d, err := time.ParseDuration(v)
@@ -191,9 +210,10 @@ type docResult struct {
 }
 
 // finding is one call worth reading: a refused or unjudged request, a
-// call with valid arguments the gateway refused, or an error.
+// call with valid arguments the gateway refused, an error, or arguments
+// the generator could not make valid.
 type finding struct {
-	Kind    string // refused, unjudged, gateway-refused, error
+	Kind    string // refused, unjudged, gateway-refused, error, generator-miss
 	Classes []string
 	Tool    string
 	Detail  string
@@ -233,7 +253,7 @@ func runPrismDoc(t *testing.T, run prismRun, pool *prismPool, corpus, file, key 
 	}
 	prismDone := make(chan loaded, 1)
 	go func() {
-		d, err := server.load(key, doc, paths, run.loadTimeout)
+		d, err := server.load(key, doc, paths, run.circular, run.budget, run.loadTimeout)
 		prismDone <- loaded{d, err}
 	}()
 	g := startGateway(t, nil, "--config", cfgFile)
@@ -263,9 +283,9 @@ func runPrismDoc(t *testing.T, run prismRun, pool *prismPool, corpus, file, key 
 		return res
 	}
 	redact := strings.NewReplacer(append([]string{prismBearer, "<bearer>"}, secrets...)...)
-	fragments := fragmentPatterns(paths)
+	unroutable := unroutablePatterns(paths)
 	for _, tool := range tools {
-		res.call(t, cs, proxy, run.seed^hash64(file+"\x00"+tool.Name), tool, fragments, redact)
+		res.call(t, cs, proxy, run.seed^hash64(file+"\x00"+tool.Name), tool, unroutable, redact)
 	}
 	if !server.alive() {
 		healthy = false
@@ -276,7 +296,7 @@ func runPrismDoc(t *testing.T, run prismRun, pool *prismPool, corpus, file, key 
 }
 
 // call makes one tool call and tallies Prism's verdicts on what it sent.
-func (res *docResult) call(t *testing.T, cs *sdk.ClientSession, proxy *verdictProxy, seed uint64, tool *sdk.Tool, fragments []*regexp.Regexp, redact *strings.Replacer) {
+func (res *docResult) call(t *testing.T, cs *sdk.ClientSession, proxy *verdictProxy, seed uint64, tool *sdk.Tool, unroutable []*regexp.Regexp, redact *strings.Replacer) {
 	schema, err := json.Marshal(tool.InputSchema)
 	if err != nil {
 		t.Fatalf("%s: inputSchema: %v", tool.Name, err)
@@ -297,6 +317,11 @@ func (res *docResult) call(t *testing.T, cs *sdk.ClientSession, proxy *verdictPr
 		note("error", nil, fmt.Sprintf("arguments %s: %v", argText, err))
 	case len(sent) == 0 && miss != nil:
 		res.MissRefused++
+		gw := "no answer"
+		if result != nil {
+			gw = text(result)
+		}
+		note("generator-miss", nil, fmt.Sprintf("arguments %.300s: %.300v; the gateway: %.200s", argText, firstLine(miss), gw))
 	case len(sent) == 0 && result.IsError:
 		res.GatewayRefused++
 		note("gateway-refused", nil, fmt.Sprintf("arguments %s (they satisfy the inputSchema): %.600s", argText, text(result)))
@@ -305,10 +330,11 @@ func (res *docResult) call(t *testing.T, cs *sdk.ClientSession, proxy *verdictPr
 		note("error", nil, fmt.Sprintf("arguments %s: a success without any upstream request: %.300s", argText, text(result)))
 	case miss != nil:
 		res.MissSent++
+		note("generator-miss", nil, fmt.Sprintf("arguments %.300s: %.300v; the gateway sent %d request(s), not judged", argText, firstLine(miss), len(sent)))
 	default:
 		for i := range sent {
 			e := &sent[i]
-			verdict, classes := e.verdict(fragments)
+			verdict, classes := e.verdict(unroutable)
 			switch verdict {
 			case verdictAccepted:
 				res.Accepted++
@@ -345,8 +371,13 @@ func describe(e *exchange, args []byte) string {
 	}
 	fmt.Fprintf(&b, "\n        arguments: %.400s", args)
 	for _, k := range sortedHeaderKeys(e.Header) {
+		v := strings.Join(e.Header[k], ", ")
+		if k == "Authorization" { // the scheme only
+			scheme, _, _ := strings.Cut(v, " ")
+			v = scheme + " <redacted>"
+		}
 		if !boringHeader(k) {
-			fmt.Fprintf(&b, "\n        %s: %.200s", k, strings.Join(e.Header[k], ", "))
+			fmt.Fprintf(&b, "\n        %s: %.200s", k, v)
 		}
 	}
 	if len(e.Body) > 0 {
@@ -363,10 +394,17 @@ func describe(e *exchange, args []byte) string {
 	}
 	if v := e.Verdict; v != nil {
 		if op := v.Operation; op != nil {
-			fmt.Fprintf(&b, "\n        prism matched: %s %s", strings.ToUpper(op.Method), op.Path)
+			body := "no body"
+			if op.Body != nil {
+				body = fmt.Sprintf("body %s %v", map[bool]string{true: "required", false: "optional"}[op.Body.Required], op.Body.MediaTypes)
+			}
+			fmt.Fprintf(&b, "\n        prism matched: %s %s (%s)", strings.ToUpper(op.Method), op.Path, body)
 		}
 		if v.Error != "" {
 			fmt.Fprintf(&b, "\n        prism: %s", v.Error)
+		}
+		for _, c := range v.CompileErrors {
+			fmt.Fprintf(&b, "\n        prism could not compile a schema (and did not check it): %s", c)
 		}
 		if v.Route != nil {
 			fmt.Fprintf(&b, "\n        prism router: %s: %s", v.Route.Type, v.Route.Detail)
@@ -379,6 +417,13 @@ func describe(e *exchange, args []byte) string {
 		fmt.Fprintf(&b, "\n        prism answered: %s: %s %.300s", strings.TrimPrefix(e.Problem.Type, prismErrorsType), e.Problem.Title, e.Problem.Detail)
 	}
 	return b.String()
+}
+
+// firstLine is the first line of err's text (a jsonschema error lists
+// every failed keyword on its own line).
+func firstLine(err error) string {
+	line, _, _ := strings.Cut(err.Error(), "\n")
+	return line
 }
 
 func sortedHeaderKeys(h map[string][]string) []string {
@@ -405,7 +450,7 @@ func report(t *testing.T, run prismRun, results []*docResult, elapsed time.Durat
 	var tot docResult
 	judgedDocs := 0
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n%-46s %5s %5s %6s %6s %6s %5s %5s %5s %5s %7s %6s\n", "document", "mode", "tools", "accept", "refuse", "unjudg", "gwref", "miss", "missS", "err", "prismMs", "s")
+	fmt.Fprintf(&b, "\n%-46s %5s %5s %6s %6s %6s %5s %5s %5s %5s %7s %5s %6s\n", "document", "creds", "tools", "accept", "refuse", "unjudg", "gwref", "miss", "missS", "err", "prismMs", "cyc", "s")
 	for _, r := range results {
 		if r == nil {
 			continue // the subtest failed before it returned
@@ -415,12 +460,12 @@ func report(t *testing.T, run prismRun, results []*docResult, elapsed time.Durat
 			continue
 		}
 		judgedDocs++
-		load := 0
+		load, cyc := 0, ""
 		if r.Prism != nil {
-			load = r.Prism.LoadMs
+			load, cyc = r.Prism.LoadMs, r.Prism.Circular
 		}
-		fmt.Fprintf(&b, "%-46s %5.5s %5d %6d %6d %6d %5d %5d %5d %5d %7d %6.1f\n", r.File, r.Mode, r.Tools, r.Accepted, r.Refused, r.Unjudged,
-			r.GatewayRefused, r.MissRefused, r.MissSent, r.Errors, load, r.Elapsed.Seconds())
+		fmt.Fprintf(&b, "%-46s %5.5s %5d %6d %6d %6d %5d %5d %5d %5d %7d %5.5s %6.1f\n", r.File, r.Mode, r.Tools, r.Accepted, r.Refused, r.Unjudged,
+			r.GatewayRefused, r.MissRefused, r.MissSent, r.Errors, load, cyc, r.Elapsed.Seconds())
 		tot.Tools += r.Tools
 		tot.Accepted += r.Accepted
 		tot.Refused += r.Refused
@@ -431,7 +476,7 @@ func report(t *testing.T, run prismRun, results []*docResult, elapsed time.Durat
 		tot.Errors += r.Errors
 	}
 	classes := map[string]int{}
-	for _, kind := range []string{"refused", "gateway-refused", "unjudged", "error"} {
+	for _, kind := range []string{"refused", "gateway-refused", "unjudged", "error", "generator-miss"} {
 		fmt.Fprintf(&b, "\n--- %s\n", kind)
 		for _, r := range results {
 			if r == nil {

@@ -5,8 +5,8 @@
 # Debian's packages; it fetches what else it needs (the OpenAPI corpus, the
 # pinned conformance suite and Node 22) into caches under /tmp.
 #
-#   scripts/test.sh            everything: vet, race tests, corpus, fuzz smoke, conformance
-#   QUICK=1 scripts/test.sh    skip the corpus fetch, fuzzing and conformance
+#   scripts/test.sh            everything: vet, race tests, corpus, Prism, fuzz smoke, conformance
+#   QUICK=1 scripts/test.sh    skip the corpus fetch, the Prism run, fuzzing and conformance
 #
 # Environment: MCPGATE_CORPUS (default /tmp/mcpgate-corpus) is where the
 # corpus is built; CORPUS_CACHE (default /tmp/corpus-cache) caches tarballs.
@@ -43,19 +43,26 @@ if [[ -z "${MCPGATE_TEST_POSTGRES:-}" ]]; then
   fi
 fi
 
-step "go test -race ./... (every module; the corpus test runs next, without -race)"
-for m in "${MODULES[@]}"; do (cd "$m" && go test -race -count=1 -timeout 20m -skip '^TestCorpus$' ./...); done
+step "go test -race ./... (every module; the corpus and Prism tests run next, without -race)"
+for m in "${MODULES[@]}"; do (cd "$m" && go test -race -count=1 -timeout 20m -skip '^(TestCorpus|TestPrismCorpus)$' ./...); done
 
 if [[ -z "${QUICK:-}" ]]; then
   step "OpenAPI corpus: 59 real documents (fetched and cached on first use)"
   export MCPGATE_CORPUS="${MCPGATE_CORPUS:-/tmp/mcpgate-corpus}"
   CORPUS_CACHE="${CORPUS_CACHE:-/tmp/corpus-cache}" scripts/corpus/test.sh
+
+  step "Prism: the corpus through the real binary, every request checked by Stoplight Prism (e2e/prism_test.go)"
+  # -v: the report (per document, every refused request, the valid
+  # fraction) is printed even when the test passes.
+  go test -v -count=1 -timeout 20m -run '^TestPrismCorpus$' ./e2e | grep -Ev '^=== (RUN|PAUSE|CONT|NAME)'
 fi
 
 if [[ -z "${QUICK:-}" ]]; then
   step "fuzz smoke (10 s per target)"
   go test -run '^$' -fuzz '^FuzzDecodeMessage$' -fuzztime 10s ./mcp
   go test -run '^$' -fuzz '^FuzzOpen$' -fuzztime 10s ./mrtr
+  go test -run '^$' -fuzz '^FuzzParseGenerate$' -fuzztime 10s ./openapi
+  go test -run '^$' -fuzz '^FuzzBuildRequest$' -fuzztime 10s ./proxy
 
   step "MCP conformance suite (2026-07-28)"
   scripts/conformance.sh

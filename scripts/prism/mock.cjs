@@ -2,40 +2,41 @@
 // mock.cjs: Stoplight Prism's validating mock server on OpenAPI documents,
 // as `prism mock --errors DOC` runs it, for the e2e test e2e/prism_test.go.
 //
-//   node mock.cjs [--circular=ignore|dereference] DOC [PATHS.json]
-//   node mock.cjs [--circular=ignore|dereference] --serve
+//   node mock.cjs [--circular=auto|dereference|ignore] [--budget-ms=N] DOC [PATHS.json]
+//   node mock.cjs [--circular=auto|dereference|ignore] [--budget-ms=N] --serve
 //
 // With DOC it serves that document on a port of 127.0.0.1 the kernel picks
 // and prints one JSON line on stdout once it does: {"url":"http://127.0.0.1:
-// PORT","operations":N,"circular":"ignore","loadMs":MS}. It runs until it is
-// killed.
+// PORT","operations":N,"circular":"dereference","loadMs":MS}. It runs until
+// it is killed.
 //
 // With --serve it reads commands from stdin, one JSON line each, and runs
-// them one at a time, so that one process (and one start of Node and Prism,
+// them one at a time, so that one process (one start of Node and Prism,
 // ~2 s of CPU) serves many documents in turn:
 //
-//   {"load":"KEY","doc":"PATH","paths":["/pets", ...]}   (paths optional)
-//     -> {"loaded":"KEY","url":...,"operations":N,"circular":...,"loadMs":MS}
-//     or {"loaded":"KEY","error":"..."}
+//   {"load":"KEY","doc":"PATH","paths":["/pets",...],"circular":"auto","budgetMs":N}
+//     (all but load and doc optional) -> {"loaded":"KEY","url":...,
+//     "operations":N,"circular":MODE,"loadMs":MS} or {"loaded":"KEY","error":"..."}
 //   {"close":"KEY"}  -> {"closed":"KEY"}
 //
 // and exits at the end of stdin. Prism's own log (warnings and errors;
 // PRISM_LOG_LEVEL=info for every request) goes to stderr.
 //
-// It differs from the CLI in five ways, none of which changes a verdict:
-//   - PATHS.json or "paths" (optional) is a JSON array of path keys of the
-//     document: only those path items are kept, with the components they
-//     reach through internal $refs (and every security scheme). Prism
+// It differs from the CLI in these ways, none of which changes a verdict:
+//   - "paths" (PATHS.json) is a JSON array of path keys of the document:
+//     only those path items are kept, with the components they reach
+//     through internal $refs (and every security scheme). Prism
 //     dereferences the whole document before it serves; the test calls a
 //     sample of operations only.
-//   - --circular=ignore (the default) leaves a $ref that closes a cycle as a
-//     $ref instead of dereferencing it into a cyclic object graph. Prism
-//     bundles such refs for its validator either way (the CLI turns the
-//     cycles it made back into $refs with decycle), but building and
-//     decycling the graph takes minutes on the corpus' most interlinked
-//     documents (Stripe, Microsoft Graph: more than 5 minutes even pruned)
-//     and seconds where the ignore mode takes milliseconds.
-//     --circular=dereference loads exactly as the CLI does.
+//   - Cyclic $refs: Prism's dereference makes each cycle a cyclic object
+//     graph (then decycles it), which takes more than 5 minutes on the
+//     corpus' most interlinked documents (Stripe, Microsoft Graph), even
+//     pruned. Mode auto (the default) runs it in a worker thread
+//     (dereference.cjs) for at most budgetMs (default 10 s) and otherwise
+//     loads in mode ignore: the $refs that close a cycle stay $refs, for
+//     Prism to bundle. Prism then fails to resolve some of them (it cannot
+//     compile such a schema); those requests are reported as such (below),
+//     not judged valid. The mode used is in the "loaded" line.
 //   - The CLI's list of example URLs, one per operation, is not printed:
 //     generating it takes longer than loading some documents.
 //   - Responses are not validated (the test judges requests only).
@@ -50,20 +51,24 @@
 // printed on stdout, one JSON line per request, before the answer is sent:
 //
 //   {"exchange":"ID","route":{"type":"NO_PATH_MATCHED_ERROR","title":"...","detail":"..."}}
-//   {"exchange":"ID","operation":OPERATION,"security":[VIOLATION...],"input":[VIOLATION...]}
+//   {"exchange":"ID","operation":OPERATION,"security":[VIOLATION...],"input":[VIOLATION...],
+//    "compileErrors":["..."]}
 //   {"exchange":"ID","error":"Prism's validator threw: ..."}
 //
 // where OPERATION is the operation Prism matched, {"method":"post",
 // "path":"/pets","body":{"required":true,"mediaTypes":["application/json"]}}
-// (body null when it takes none), and a VIOLATION is {"path":["body","name"],
-// "code":"required","message":"...","severity":"error"|"warning"|...}. It
-// holds even when Prism then fails to make up a response (an operation with
-// no responses, an example it cannot serialize), which would hide the
-// violations from the answer.
+// (body null when it takes none), a VIOLATION is {"path":["body","name"],
+// "code":"required","message":"...","severity":"error"|"warning"|...}, and
+// compileErrors are the schemas Prism could not compile and so did not
+// check (it says nothing of them itself). It holds even when Prism then
+// fails to make up a response (an operation with no responses, an example
+// it cannot serialize), which would hide the violations from the answer.
 'use strict';
 
 const fs = require('fs');
 const path = require('path');
+const { Worker } = require('worker_threads');
+const Ajv = require('ajv/dist/core').default;
 const $RefParser = require('@stoplight/json-schema-ref-parser');
 const { bundleTarget, decycle } = require('@stoplight/json');
 const { transformOas2Operations } = require('@stoplight/http-spec/oas2/operation');
@@ -144,12 +149,34 @@ function prune(doc, keep) {
   return out;
 }
 
-// loadOperations is prism-http's getHttpOperationsFromSpec (5.12.0) with the
-// circular option: dereference, decycle, transform every operation, and
-// bundle into each the nodes its remaining $refs point to.
-async function loadOperations(doc, circular) {
-  const options = circular === 'ignore' ? { dereference: { circular: 'ignore' } } : {};
-  const result = decycle(await new $RefParser().dereference(doc, options));
+// dereference is the first step of prism-http's getHttpOperationsFromSpec
+// (5.12.0), in one of three modes: "dereference" as Prism does it,
+// "ignore" leaving the $refs that close a cycle as they are, and "auto"
+// (the default): Prism's way in a worker thread given budgetMs, "ignore" if
+// it does not finish in time. It resolves to the dereferenced document and
+// the mode that made it.
+async function dereference(doc, circular, budgetMs) {
+  if (circular === 'ignore') {
+    return { result: await new $RefParser().dereference(doc, { dereference: { circular: 'ignore' } }), circular };
+  }
+  if (circular === 'dereference') return { result: await new $RefParser().dereference(doc), circular };
+  const worker = new Worker(path.join(__dirname, 'dereference.cjs'), { workerData: { doc } });
+  const outcome = await new Promise(resolve => {
+    const timer = setTimeout(() => resolve({ timeout: true }), budgetMs);
+    worker.once('message', m => { clearTimeout(timer); resolve(m); });
+    worker.once('error', err => { clearTimeout(timer); resolve({ error: err }); });
+  });
+  await worker.terminate();
+  if (outcome.timeout) return dereference(doc, 'ignore');
+  if (outcome.error) throw new Error(`dereferencing: ${outcome.error && outcome.error.message ? outcome.error.message : outcome.error}`);
+  return { result: outcome.result, circular: 'dereference' };
+}
+
+// loadOperations is the rest of getHttpOperationsFromSpec: decycle,
+// transform every operation, and bundle into each the nodes its remaining
+// $refs point to.
+function loadOperations(dereferenced) {
+  const result = decycle(dereferenced);
   let operations;
   if (result.swagger !== undefined) operations = transformOas2Operations(result);
   else if (result.openapi !== undefined) operations = transformOas3Operations(result);
@@ -158,12 +185,39 @@ async function loadOperations(doc, circular) {
     bundleTarget({ document: { ...result, __target__: op }, path: '#/__target__', cloneDocument: false }));
 }
 
+// watchCompiles records, while a request is judged, every schema Ajv fails
+// to compile. Prism's validator swallows such a failure and checks nothing
+// against that schema (a pattern JavaScript's u-mode rejects, a $ref it
+// cannot resolve): the request then looks valid. The failure is rethrown,
+// so Prism behaves as before; the verdict reports it.
+function watchCompiles() {
+  const compile = Ajv.prototype.compile;
+  let current = null;
+  Ajv.prototype.compile = function (...args) {
+    try {
+      return compile.apply(this, args);
+    } catch (err) {
+      if (current) current.push(String(err && err.message ? err.message : err).slice(0, 300));
+      throw err;
+    }
+  };
+  return judge => {
+    current = [];
+    try {
+      return { result: judge(), compileErrors: current };
+    } finally {
+      current = null;
+    }
+  };
+}
+
 // verdicts wraps Prism's router and validators: each reports what it found
 // about a request that names its exchange, then returns Prism's own result
 // unchanged. Security is checked before the input, so the input check
 // prints both.
 function verdicts(emit) {
   const security = new Map();
+  const watched = watchCompiles();
   const idOf = element => {
     const h = element && element.headers;
     return h && typeof h[EXCHANGE_HEADER] === 'string' ? h[EXCHANGE_HEADER] : undefined;
@@ -200,9 +254,9 @@ function verdicts(emit) {
     },
     validateInput(args) {
       const id = idOf(args.element);
-      let result;
+      let result, compileErrors;
       try {
-        result = validateInput(args);
+        ({ result, compileErrors } = watched(() => validateInput(args)));
       } catch (err) {
         // A validator that throws would end the process (an unhandled
         // rejection): report it, and refuse the request instead.
@@ -212,7 +266,7 @@ function verdicts(emit) {
         return { _tag: 'Left', left: [{ code: 'exception', message, severity: 0 }] };
       }
       if (id !== undefined) {
-        emit({ exchange: id, operation: describe(args.resource), security: security.get(id) || [], input: violations(result) });
+        emit({ exchange: id, operation: describe(args.resource), security: security.get(id) || [], input: violations(result), compileErrors });
         security.delete(id);
       }
       return result;
@@ -222,14 +276,15 @@ function verdicts(emit) {
 
 // serve loads a document (pruned to paths when given) and serves Prism's
 // mock of it on a new port of 127.0.0.1.
-async function serve(docPath, paths, circular, emit) {
+async function serve(docPath, paths, circular, budgetMs, emit) {
   const started = Date.now();
   let doc = await new $RefParser().parse(path.resolve(docPath));
   if (paths) doc = prune(doc, paths);
   // Relative $refs resolve against the current directory when the parser is
   // given an object: make that the document's (loads run one at a time).
   process.chdir(path.dirname(path.resolve(docPath)));
-  const operations = await loadOperations(doc, circular);
+  const deref = await dereference(doc, circular, budgetMs);
+  const operations = loadOperations(deref.result);
   if (operations.length === 0) throw new Error('no operations found in the document');
   const logger = createLogger('PRISM', { level: process.env.PRISM_LOG_LEVEL || 'warn' }, process.stderr);
   const server = createServer(operations, {
@@ -246,12 +301,12 @@ async function serve(docPath, paths, circular, emit) {
     components: { logger, ...verdicts(emit) },
   });
   const url = await server.listen(0, '127.0.0.1');
-  return { server, info: { url, operations: operations.length, circular, loadMs: Date.now() - started } };
+  return { server, info: { url, operations: operations.length, circular: deref.circular, loadMs: Date.now() - started } };
 }
 
 // serveCommands runs the --serve protocol (see the top of the file): one
 // command at a time, so that a load has the process to itself.
-async function serveCommands(circular, emit) {
+async function serveCommands(circular, budgetMs, emit) {
   const servers = new Map();
   const lines = require('readline').createInterface({ input: process.stdin, crlfDelay: Infinity });
   for await (const line of lines) {
@@ -265,7 +320,7 @@ async function serveCommands(circular, emit) {
     }
     if (cmd.load !== undefined) {
       try {
-        const { server, info } = await serve(cmd.doc, cmd.paths, cmd.circular || circular, emit);
+        const { server, info } = await serve(cmd.doc, cmd.paths, cmd.circular || circular, cmd.budgetMs || budgetMs, emit);
         servers.set(cmd.load, server);
         emit({ loaded: cmd.load, ...info });
       } catch (err) {
@@ -285,27 +340,29 @@ async function serveCommands(circular, emit) {
 }
 
 async function main() {
-  const usage = 'usage: node mock.cjs [--circular=ignore|dereference] (--serve | DOC [PATHS.json])';
+  const usage = 'usage: node mock.cjs [--circular=auto|dereference|ignore] [--budget-ms=N] (--serve | DOC [PATHS.json])';
   const args = process.argv.slice(2);
-  let circular = 'ignore';
+  let circular = 'auto';
+  let budgetMs = 10000;
   let commands = false;
   while (args[0] && args[0].startsWith('--')) {
     const arg = args.shift();
-    const m = /^--circular=(ignore|dereference)$/.exec(arg);
-    if (m) circular = m[1];
+    let m;
+    if ((m = /^--circular=(auto|dereference|ignore)$/.exec(arg))) circular = m[1];
+    else if ((m = /^--budget-ms=(\d+)$/.exec(arg))) budgetMs = Number(m[1]);
     else if (arg === '--serve') commands = true;
     else throw new Error(usage);
   }
   const emit = v => process.stdout.write(JSON.stringify(v) + '\n');
   if (commands) {
     if (args.length) throw new Error(usage);
-    await serveCommands(circular, emit);
+    await serveCommands(circular, budgetMs, emit);
     process.exit(0);
   }
   const [docPath, pathsFile] = args;
   if (!docPath) throw new Error(usage);
   const paths = pathsFile ? JSON.parse(fs.readFileSync(pathsFile, 'utf8')) : undefined;
-  const { info } = await serve(docPath, paths, circular, emit);
+  const { info } = await serve(docPath, paths, circular, budgetMs, emit);
   emit(info);
 }
 
