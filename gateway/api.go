@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -284,7 +285,31 @@ func (g *Gateway) upstreamAuth(a *api) (proxy.AuthResolver, error) {
 // isTaskTool reports whether one of the API's tools (t, as generated) is
 // served as a task tool.
 func (a *api) isTaskTool(t *openapi.Tool) bool {
-	tasks := a.cfg.Tools.Tasks
-	return t.Task || slices.Contains(tasks, t.Route.OperationID) ||
-		slices.Contains(tasks, t.Route.Method+" "+t.Route.DocPath) || slices.Contains(tasks, t.Name)
+	return t.Task || slices.ContainsFunc(a.cfg.Tools.Tasks, func(e string) bool { return namesTool(e, t) })
+}
+
+// unmatchedTasks are the entries of tools.tasks that name none of the
+// API's tools: a misspelt or filtered-out operation, said at start
+// rather than silently served as an ordinary tool.
+func (a *api) unmatchedTasks() []string {
+	var out []string
+	for _, e := range a.cfg.Tools.Tasks {
+		if !slices.ContainsFunc(a.result.Tools, func(t openapi.Tool) bool { return namesTool(e, &t) }) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// namesTool reports whether a settings entry names the generated tool t:
+// by its operationId, its name or "METHOD /path" (the path as the
+// document writes it, the method in any case).
+func namesTool(entry string, t *openapi.Tool) bool {
+	entry = strings.TrimSpace(entry)
+	if entry == t.Name || (t.Route.OperationID != "" && entry == t.Route.OperationID) {
+		return true
+	}
+	method, path, ok := strings.Cut(entry, " ")
+	return ok && strings.EqualFold(method, t.Route.Method) &&
+		strings.TrimSpace(path) == cmp.Or(t.Route.DocPath, t.Route.Path)
 }

@@ -189,3 +189,24 @@ func TestInlineWait(t *testing.T) {
 		}
 	}
 }
+
+// TestTaskOperationsByEveryName: tools.tasks names an operation by its
+// operationId, its tool name or "METHOD /path" (the method in any case);
+// an entry naming nothing is reported instead of ignored.
+func TestTaskOperationsByEveryName(t *testing.T) {
+	for _, entry := range []string{"cancelOrder", "POST /orders/{orderId}/cancel", "post /orders/{orderId}/cancel", " POST  /orders/{orderId}/cancel "} {
+		t.Run(entry, func(t *testing.T) {
+			g := newDemo(t, Config{Tools: ServedTools{ToolsConfig: ToolsConfig{Tasks: []string{entry, "POST /nowhere"}}}})
+			cat := g.current()
+			if !cat.served["cancelOrder"].task {
+				t.Errorf("tools.tasks %q did not make cancelOrder a task tool", entry)
+			}
+			if cat.served["listPets"].task {
+				t.Error("listPets became a task tool")
+			}
+			if got := cat.apis[0].unmatchedTasks(); len(got) != 1 || got[0] != "POST /nowhere" {
+				t.Errorf("unmatched entries: %q, want only POST /nowhere", got)
+			}
+		})
+	}
+}
