@@ -164,7 +164,7 @@ func (g *Gateway) addDiscovery(cat *catalog, ts *mcp.ToolSet, pinned []string) e
 	for _, a := range cat.apis {
 		docs = append(docs, a.searchDocs...)
 		for i := range a.tools {
-			defs = append(defs, cat.served[a.tools[i].Name].def)
+			defs = append(defs, describedAs(cat.served[a.tools[i].Name].def, &a.tools[i]))
 		}
 	}
 	ix, err := discovery.New(docs, discovery.Options{Embeddings: g.embedder})
@@ -202,6 +202,21 @@ func (g *Gateway) addDiscovery(cat *catalog, ts *mcp.ToolSet, pinned []string) e
 	}
 	slices.Sort(unlisted)
 	return ts.Unlist(unlisted...)
+}
+
+// maxDescribed bounds the description describe gives for one tool.
+const maxDescribed = 16 << 10
+
+// describedAs is a tool's definition as describe gives it: tools/list's
+// description is the lead paragraph, describe the whole text (bounded).
+func describedAs(def mcp.Tool, t *openapi.Tool) mcp.Tool {
+	if full := t.FullDescription; full != "" {
+		if len(full) > maxDescribed {
+			full = strings.ToValidUTF8(full[:maxDescribed], "") + "…"
+		}
+		def.Description = full
+	}
+	return def
 }
 
 // dispatchCall is discovery's call: it names the tool to run, which then
@@ -251,6 +266,9 @@ func (g *Gateway) logMode(cat *catalog) {
 	for _, a := range cat.apis {
 		if len(a.unmatchedPins) > 0 {
 			args = append(args, "unmatched_pins", strings.Join(a.unmatchedPins, ","))
+		}
+		if u := a.unmatchedTasks(); len(u) > 0 {
+			g.logger.Warn("tools.tasks names operations this API does not serve: they are not tasks", "api", a.cfg.label(), "unmatched", strings.Join(u, ","))
 		}
 	}
 	g.logger.Info("tools/list", args...)

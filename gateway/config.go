@@ -261,7 +261,7 @@ type GenerateSettings struct {
 	// OutputSchema says how much of each response schema a tool carries.
 	OutputSchema string `yaml:"output_schema" name:"output-schema" default:"compact" enum:"full,compact,none" help:"Each tool's outputSchema: full (the documented response schema, bounded by max_output_schema_bytes), compact (its top-level shape to a bounded depth, without nested descriptions) or none."`
 	// KeepParameters offers transport parameters that are hidden by default.
-	KeepParameters []string `yaml:"keep_parameters" name:"keep-parameters" help:"Transport parameters hidden from agents by default (such as alt, prettyPrint, quotaUser, fields, callback) to offer anyway, comma-separated. Credential parameters are never offered."`
+	KeepParameters []string `yaml:"keep_parameters" name:"keep-parameters" help:"Transport parameters hidden from agents by default (such as alt, prettyPrint, quotaUser, fields, callback) to offer anyway, comma-separated (* for all). Credential parameters are never offered."`
 }
 
 // Options are the generator options these settings give.

@@ -6,8 +6,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/openapi"
 	"github.com/mcpgate/mcpgate/policy"
 )
 
@@ -82,5 +84,21 @@ func TestDiscoveryMode(t *testing.T) {
 	r, err := tc.Do(ctx, "tools/call", map[string]any{"name": "call", "arguments": map[string]any{"name": "createReport", "arguments": map[string]any{"kind": "inventory"}}})
 	if err != nil || r.Error != nil || !strings.Contains(string(r.Result), `"resultType":"task"`) {
 		t.Fatalf("call createReport: %v %+v %s", err, r.Error, r.Result)
+	}
+}
+
+// TestDescribedAs: describe gives a tool's whole description where
+// tools/list gives its lead paragraph, bounded.
+func TestDescribedAs(t *testing.T) {
+	long := strings.Repeat("é", maxDescribed)
+	for _, tc := range []struct{ desc, full, want string }{
+		{"Lists pets.", "", "Lists pets."},
+		{"Lists pets.", "Lists pets.\n\nPaged by cursor.", "Lists pets.\n\nPaged by cursor."},
+		{"Long.", long, long[:maxDescribed] + "…"},
+	} {
+		got := describedAs(mcp.Tool{Name: "t", Description: tc.desc}, &openapi.Tool{FullDescription: tc.full}).Description
+		if got != tc.want || !utf8.ValidString(got) {
+			t.Errorf("describedAs(%.20q, %.20q) = %.40q", tc.desc, tc.full, got)
+		}
 	}
 }

@@ -332,7 +332,7 @@ func mcpTool(t *openapi.Tool) mcp.Tool {
 	a := t.Annotations
 	return mcp.Tool{
 		Name: t.Name, Title: t.Title, Description: t.Description,
-		InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
+		InputSchema: t.InputSchema, OutputSchema: t.OutputSchema, Meta: t.Meta,
 		Annotations: &mcp.ToolAnnotations{
 			Title: a.Title, ReadOnlyHint: &a.ReadOnlyHint, DestructiveHint: &a.DestructiveHint,
 			IdempotentHint: &a.IdempotentHint, OpenWorldHint: &a.OpenWorldHint,

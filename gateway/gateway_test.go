@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/openapi"
 )
 
 func newDemo(t *testing.T, cfg Config) *Gateway {
@@ -49,6 +50,16 @@ func TestDemoTools(t *testing.T) {
 	}
 	if len(tools) != len(g.Tools()) || len(tools) < 15 {
 		t.Fatalf("listed %d tools, generated %d", len(tools), len(g.Tools()))
+	}
+	for _, tl := range tools {
+		if tl.Name != "getPet" {
+			continue
+		}
+		// The operation a tool calls travels in its _meta (not the address).
+		op, _ := json.Marshal(tl.Meta[openapi.OperationMetaKey])
+		if string(op) != `{"method":"GET","operationId":"getPet","path":"/pets/{petId}"}` {
+			t.Errorf("getPet's _meta: %s", op)
+		}
 	}
 	res, err := c.CallTool(context.Background(), "getPet", map[string]any{"petId": 1})
 	if err != nil || res.IsError || !strings.Contains(text(res), `"name":"Rex"`) {
