@@ -125,14 +125,6 @@ func pollWait(acc *proxy.Accepted) time.Duration {
 	return min(max(wait, minPoll), maxPoll)
 }
 
-// progressReporter is what a synchronous mcp.TaskRequest offers once it
-// can send the client's progress notifications (package mcp's Request has
-// Progress; TaskRequest does not carry it yet, and until it does an inline
-// wait sends none).
-type progressReporter interface {
-	Progress(progress, total float64, message string) error
-}
-
 // waitInline is the answer to a client without the Tasks extension whose
 // call the upstream accepted (202): it polls the operation inside the call
 // for up to task_inline_wait, reporting progress, and returns its
@@ -141,7 +133,6 @@ type progressReporter interface {
 // the agent can neither reach nor authenticate to).
 func (g *Gateway) waitInline(ctx context.Context, a *api, ep *proxy.Endpoint, req *mcp.TaskRequest, r *proxy.DispatchResult) (*mcp.CallToolResult, error) {
 	bound := g.cfg.TaskInlineWait
-	progress, _ := any(req).(progressReporter)
 	deadline := time.Now().Add(bound)
 	for polls := 1; r.Accepted != nil; polls++ {
 		acc := r.Accepted
@@ -159,8 +150,8 @@ func (g *Gateway) waitInline(ctx context.Context, a *api, ep *proxy.Endpoint, re
 			return nil, err
 		}
 		r = next
-		if progress != nil && r.Accepted != nil {
-			_ = progress.Progress(float64(polls), 0, "The API accepted the operation; waiting for it to finish")
+		if r.Accepted != nil {
+			_ = req.Progress(float64(polls), 0, "The API accepted the operation; waiting for it to finish")
 		}
 	}
 	return r.Result, nil

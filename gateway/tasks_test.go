@@ -190,6 +190,40 @@ func TestInlineWait(t *testing.T) {
 	}
 }
 
+// TestInlineWaitProgress: a client without Tasks that gave a progress
+// token hears, while its call waits for the accepted operation, that the
+// operation is running; one that gave none hears nothing; both get the
+// finished operation's result.
+func TestInlineWaitProgress(t *testing.T) {
+	g := newDemo(t, Config{})
+	c := mcp.NewClient(g.Server())
+	c.Principal = g.callers.principal("demo-token")
+	for _, token := range []any{"report-1", nil} {
+		params := map[string]any{"name": "createReport", "arguments": map[string]any{"kind": "inventory"}}
+		if token != nil {
+			params["_meta"] = map[string]any{"progressToken": token}
+		}
+		resp, err := c.Do(context.Background(), "tools/call", params)
+		if err != nil || resp.Error != nil || !strings.Contains(string(resp.Result), `\"status\":\"done\"`) {
+			t.Fatalf("createReport (progress token %v): %v %+v %s", token, err, resp.Error, resp.Result)
+		}
+		var progress int
+		for _, n := range resp.Notifications {
+			var msg struct {
+				Method string
+				Params struct{ ProgressToken any }
+			}
+			_ = json.Unmarshal(n, &msg)
+			if msg.Method == "notifications/progress" && msg.Params.ProgressToken == token {
+				progress++
+			}
+		}
+		if (token != nil) != (progress > 0) || len(resp.Notifications) != progress {
+			t.Errorf("progress token %v: %d progress notifications of %d: %s", token, progress, len(resp.Notifications), resp.Notifications)
+		}
+	}
+}
+
 // TestTaskOperationsByEveryName: tools.tasks names an operation by its
 // operationId, its tool name or "METHOD /path" (the method in any case);
 // an entry naming nothing is reported instead of ignored.

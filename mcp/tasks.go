@@ -63,6 +63,17 @@ type TaskRequest struct {
 
 	exec      *tasks.Exec
 	responses map[string]json.RawMessage
+	sync      *Request // the call it runs inside, when run synchronously
+}
+
+// Progress sends notifications/progress for the call the tool runs inside,
+// when it runs synchronously and the client asked for progress; in a task
+// it does nothing (tasks/get tells where a task stands).
+func (r *TaskRequest) Progress(progress, total float64, message string) error {
+	if r.sync == nil {
+		return nil
+	}
+	return r.sync.Progress(progress, total, message)
 }
 
 // Bind decodes the arguments into v.
@@ -245,7 +256,7 @@ func (s *Server) callTaskToolAs(ctx context.Context, c *call, t *TaskTool, name 
 		}
 	}
 	if !declared {
-		res, err := t.Run(ctx, &TaskRequest{Name: name, Arguments: args, Principal: c.req.Principal, responses: c.req.InputResponses})
+		res, err := t.Run(ctx, &TaskRequest{Name: name, Arguments: args, Principal: c.req.Principal, responses: c.req.InputResponses, sync: c.req})
 		return s.toolOutcome(ctx, c, bound, boundArgs, res, err)
 	}
 	s.mu.Lock()
