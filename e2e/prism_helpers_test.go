@@ -402,12 +402,18 @@ const (
 //     string where the schema wants an object);
 //   - prism:no-media-type: a body whose operation declares no media type
 //     (Swagger 2.0 without consumes: Prism accepts none);
-//   - prism:form-absent-property: a violation inside a form body property
-//     the request does not have (Prism makes up an empty object for an
-//     absent deepObject property);
-//   - prism:form-array: "must be array" for a form body property the request
-//     repeats (Prism reads a repeated key of a form body without an
-//     encoding object as one value);
+//   - prism:absent-object: a violation inside a form body property or a
+//     query parameter the request does not have (Prism makes up an empty
+//     object for an absent deepObject);
+//   - prism:repeated-array: "must be array" for a form or multipart body
+//     property, or a query parameter, the request repeats (Prism reads a
+//     repeated key without an encoding object as one value);
+//   - prism:array-type-list: "must be array,null" for a value the request
+//     has (Prism splits arrays only for "type": "array", not a type list);
+//   - prism:param-oneOf: a parameter's oneOf (Prism coerces the string to
+//     every branch, so integer|string matches twice);
+//   - prism:unparsed-body: a body of a media type Prism does not parse
+//     (application/octet-stream, text/*) held against an object schema;
 //   - prism:schema-compile: a schema Prism could not compile (a pattern
 //     JavaScript rejects, a $ref it cannot resolve), which it then does not
 //     check at all.
@@ -461,10 +467,26 @@ func (e *exchange) verdict(unroutable []*regexp.Regexp) (string, []string) {
 func (e *exchange) prismLimit(v prismViolation) string {
 	op := e.Verdict.Operation
 	contentType := strings.ToLower(e.Header.Get("Content-Type"))
-	where := ""
+	where, name := "", ""
 	if len(v.Path) > 0 {
 		where = v.Path[0]
 	}
+	if len(v.Path) > 1 {
+		name = v.Path[1]
+	}
+	parsed := strings.Contains(contentType, "json") || strings.HasPrefix(contentType, "application/x-www-form-urlencoded") ||
+		strings.HasPrefix(contentType, "multipart/form-data")
+	count := -1 // occurrences of name in the form body or query, when that is where it is
+	switch {
+	case where == "query" && name != "":
+		_, query, _ := strings.Cut(e.Target, "?")
+		count = formCount([]byte(query), name)
+	case where == "body" && name != "" && strings.HasPrefix(contentType, "application/x-www-form-urlencoded"):
+		count = formCount(e.Body, name)
+	case where == "body" && name != "" && strings.HasPrefix(contentType, "multipart/form-data"):
+		count = bytes.Count(e.Body, []byte(`name="`+name+`"`))
+	}
+	arrayType := v.Code == "type" && strings.Contains(v.Message, "must be array")
 	switch {
 	case v.Code == "415" && op != nil && op.Body != nil && len(op.Body.MediaTypes) == 0:
 		return "prism:no-media-type"
@@ -472,14 +494,16 @@ func (e *exchange) prismLimit(v prismViolation) string {
 		return "prism:reserved-header"
 	case where == "body" && strings.Contains(contentType, "xml"):
 		return "prism:xml-body"
-	case where == "body" && len(v.Path) > 1 && strings.HasPrefix(contentType, "application/x-www-form-urlencoded"):
-		n := formCount(e.Body, v.Path[1])
-		if n == 0 {
-			return "prism:form-absent-property"
-		}
-		if n > 1 && v.Code == "type" && strings.HasSuffix(v.Message, "must be array") {
-			return "prism:form-array"
-		}
+	case where == "body" && !parsed && v.Code == "type":
+		return "prism:unparsed-body"
+	case count == 0 && !strings.HasPrefix(contentType, "multipart/form-data"):
+		return "prism:absent-object"
+	case count > 1 && arrayType:
+		return "prism:repeated-array"
+	case count > 0 && arrayType && strings.Contains(v.Message, "must be array,"):
+		return "prism:array-type-list"
+	case (where == "path" || where == "query" || where == "header") && v.Code == "oneOf":
+		return "prism:param-oneOf"
 	}
 	return ""
 }
@@ -503,8 +527,8 @@ func reservedHeader(v prismViolation) bool {
 	return false
 }
 
-// formCount is how many times a form body has the key name, or a
-// deepObject key name[...].
+// formCount is how many times a form body or query string has the key
+// name, or a deepObject key name[...].
 func formCount(body []byte, name string) int {
 	n := 0
 	for pair := range strings.SplitSeq(string(body), "&") {
@@ -590,6 +614,7 @@ func newVerdictProxy(t *testing.T, base string) *verdictProxy {
 	}}
 	p.srv = httptest.NewServer(http.HandlerFunc(p.serve))
 	t.Cleanup(p.srv.Close)
+	t.Cleanup(p.client.CloseIdleConnections)
 	return p
 }
 
