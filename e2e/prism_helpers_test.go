@@ -402,12 +402,15 @@ const (
 //     string where the schema wants an object);
 //   - prism:no-media-type: a body whose operation declares no media type
 //     (Swagger 2.0 without consumes: Prism accepts none);
-//   - prism:absent-object: a violation inside a form body property or a
-//     query parameter the request does not have (Prism makes up an empty
-//     object for an absent deepObject);
-//   - prism:repeated-array: "must be array" for a form or multipart body
-//     property, or a query parameter, the request repeats (Prism reads a
-//     repeated key without an encoding object as one value);
+//   - prism:absent-object: a violation at a form body property or query
+//     parameter (or a deepObject member of one) the request does not have
+//     (Prism makes up an empty object for an absent deepObject);
+//   - prism:form-array: "must be array" for a form or multipart body
+//     property the request has (Prism reads every value of such a body as
+//     one string unless the document gives the property an encoding style);
+//   - prism:multipart-json-part: "must be object" or "reserved characters"
+//     for a multipart part the request has (Prism neither parses a JSON
+//     part nor knows allowReserved is for form bodies only);
 //   - prism:array-type-list: "must be array,null" for a value the request
 //     has (Prism splits arrays only for "type": "array", not a type list);
 //   - prism:param-oneOf: a parameter's oneOf (Prism coerces the string to
@@ -476,16 +479,17 @@ func (e *exchange) prismLimit(v prismViolation) string {
 	}
 	parsed := strings.Contains(contentType, "json") || strings.HasPrefix(contentType, "application/x-www-form-urlencoded") ||
 		strings.HasPrefix(contentType, "multipart/form-data")
-	count := -1 // occurrences of name in the form body or query, when that is where it is
+	count := -1 // occurrences of the violation's key in the form body or query, when that is where it is
 	switch {
 	case where == "query" && name != "":
 		_, query, _ := strings.Cut(e.Target, "?")
-		count = formCount([]byte(query), name)
+		count = formCount([]byte(query), v.Path[1:])
 	case where == "body" && name != "" && strings.HasPrefix(contentType, "application/x-www-form-urlencoded"):
-		count = formCount(e.Body, name)
+		count = formCount(e.Body, v.Path[1:])
 	case where == "body" && name != "" && strings.HasPrefix(contentType, "multipart/form-data"):
 		count = bytes.Count(e.Body, []byte(`name="`+name+`"`))
 	}
+	form := strings.HasPrefix(contentType, "application/x-www-form-urlencoded") || strings.HasPrefix(contentType, "multipart/form-data")
 	arrayType := v.Code == "type" && strings.Contains(v.Message, "must be array")
 	switch {
 	case v.Code == "415" && op != nil && op.Body != nil && len(op.Body.MediaTypes) == 0:
@@ -498,9 +502,12 @@ func (e *exchange) prismLimit(v prismViolation) string {
 		return "prism:unparsed-body"
 	case count == 0 && !strings.HasPrefix(contentType, "multipart/form-data"):
 		return "prism:absent-object"
-	case count > 1 && arrayType:
-		return "prism:repeated-array"
-	case count > 0 && arrayType && strings.Contains(v.Message, "must be array,"):
+	case where == "body" && form && count > 0 && arrayType:
+		return "prism:form-array"
+	case where == "body" && strings.HasPrefix(contentType, "multipart/form-data") && count > 0 &&
+		(v.Code == "type" && strings.HasSuffix(v.Message, "must be object") || strings.Contains(v.Message, "Reserved characters")):
+		return "prism:multipart-json-part"
+	case where == "query" && count > 0 && arrayType && strings.Contains(v.Message, "must be array,"):
 		return "prism:array-type-list"
 	case (where == "path" || where == "query" || where == "header") && v.Code == "oneOf":
 		return "prism:param-oneOf"
@@ -527,13 +534,25 @@ func reservedHeader(v prismViolation) bool {
 	return false
 }
 
-// formCount is how many times a form body or query string has the key
-// name, or a deepObject key name[...].
-func formCount(body []byte, name string) int {
+// formCount is how many keys of a form body or query string stand for the
+// value at path: the key path[0] itself, or a deepObject key under
+// path[0][path[1]]... (an array index ends the path: items repeat the key).
+func formCount(body []byte, path []string) int {
+	if i := slices.IndexFunc(path, func(p string) bool { _, err := strconv.Atoi(p); return err == nil }); i > 0 {
+		path = path[:i]
+	}
+	deep := path[0]
+	for _, p := range path[1:] {
+		deep += "[" + p + "]"
+	}
 	n := 0
 	for pair := range strings.SplitSeq(string(body), "&") {
 		k, _, _ := strings.Cut(pair, "=")
-		if k, err := url.QueryUnescape(k); err == nil && (k == name || strings.HasPrefix(k, name+"[")) {
+		k, err := url.QueryUnescape(k)
+		if err != nil {
+			continue
+		}
+		if len(path) == 1 && k == path[0] || k == deep || strings.HasPrefix(k, deep+"[") {
 			n++
 		}
 	}

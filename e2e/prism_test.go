@@ -32,16 +32,18 @@ import (
 // prismToolsPerDoc operations) is served by `mcpgate serve` (the sample
 // through tools.include_paths) with --upstream pointing at a verdict proxy
 // that passes every request to Prism (scripts/prism/mock.cjs, given the same
-// sample) and records Prism's answer. Each served tool is called once with
-// arguments drawn from its inputSchema (argsgen_test.go). Validity is
-// Prism's verdict alone: its sl-violations header and its own problem
-// answers (404/405 no route, 401 security, 415, 422); the gateway's view of
-// the call plays no part in it.
+// sample). Each served tool is called once with arguments drawn from its
+// inputSchema (argsgen_test.go). Validity is Prism's verdict alone: what its
+// router and validators said of the request (mock.cjs prints it), never the
+// gateway's view of the call. What Prism 5.14 cannot judge, whatever the
+// gateway sends (exchange.verdict lists the cases), is counted as unjudged,
+// apart from the valid and refused requests.
 //
-// The test fails when fewer than prismMinValid of the requests that reached
-// Prism with arguments that satisfied their inputSchema were valid, or when
-// too little of the corpus was judged; it always logs every refused
-// request with Prism's complaint.
+// The test fails when fewer than prismMinValid of the judged requests (of
+// calls whose arguments satisfied their inputSchema) were valid, or when
+// too little of the corpus was judged; it always logs the per-document
+// table and every refused, unjudged and gateway-refused call with the
+// request and Prism's complaint.
 //
 // Knobs (environment): MCPGATE_PRISM_SEED (default 1), MCPGATE_PRISM_TOOLS
 // (operations per document, default 40), MCPGATE_PRISM_DOCS (a regexp on
@@ -54,9 +56,12 @@ import (
 // scripts/prism/mock.cjs). Documents run in parallel as far as -parallel
 // allows (GOMAXPROCS by default).
 const (
-	// prismMinValid is the lowest valid fraction the test accepts (see the
-	// figure it logs: measured at 0.XXX on 2026-12-01, seed 1).
-	prismMinValid = 0.90
+	// prismMinValid is the lowest valid fraction the test accepts. Measured
+	// on 2026-12-01: 0.973 (1297 of 1333, seed 1), 0.978 (seed 2), 0.983
+	// (seed 3); 27 of seed 1's 36 refusals are one known class (an optional
+	// request body loses its required list: "body:required-optional-body").
+	// Raise it as the classes the report lists are fixed.
+	prismMinValid = 0.96
 	// Corpus floors: documents judged and requests judged, without a filter.
 	prismMinDocs     = 50
 	prismMinRequests = 1000
