@@ -402,12 +402,21 @@ const (
 //     string where the schema wants an object);
 //   - prism:no-media-type: a body whose operation declares no media type
 //     (Swagger 2.0 without consumes: Prism accepts none);
-//   - prism:form-absent-property: a violation inside a form body property
-//     the request does not have (Prism makes up an empty object for an
-//     absent deepObject property);
-//   - prism:form-array: "must be array" for a form body property the request
-//     repeats (Prism reads a repeated key of a form body without an
-//     encoding object as one value);
+//   - prism:absent-object: a violation at a form body property or query
+//     parameter (or a deepObject member of one) the request does not have
+//     (Prism makes up an empty object for an absent deepObject);
+//   - prism:form-array: "must be array" for a form or multipart body
+//     property the request has (Prism reads every value of such a body as
+//     one string unless the document gives the property an encoding style);
+//   - prism:multipart-json-part: "must be object" or "reserved characters"
+//     for a multipart part the request has (Prism neither parses a JSON
+//     part nor knows allowReserved is for form bodies only);
+//   - prism:array-type-list: "must be array,null" for a value the request
+//     has (Prism splits arrays only for "type": "array", not a type list);
+//   - prism:param-oneOf: a parameter's oneOf (Prism coerces the string to
+//     every branch, so integer|string matches twice);
+//   - prism:unparsed-body: a body of a media type Prism does not parse
+//     (application/octet-stream, text/*) held against an object schema;
 //   - prism:schema-compile: a schema Prism could not compile (a pattern
 //     JavaScript rejects, a $ref it cannot resolve), which it then does not
 //     check at all.
@@ -461,10 +470,27 @@ func (e *exchange) verdict(unroutable []*regexp.Regexp) (string, []string) {
 func (e *exchange) prismLimit(v prismViolation) string {
 	op := e.Verdict.Operation
 	contentType := strings.ToLower(e.Header.Get("Content-Type"))
-	where := ""
+	where, name := "", ""
 	if len(v.Path) > 0 {
 		where = v.Path[0]
 	}
+	if len(v.Path) > 1 {
+		name = v.Path[1]
+	}
+	parsed := strings.Contains(contentType, "json") || strings.HasPrefix(contentType, "application/x-www-form-urlencoded") ||
+		strings.HasPrefix(contentType, "multipart/form-data")
+	count := -1 // occurrences of the violation's key in the form body or query, when that is where it is
+	switch {
+	case where == "query" && name != "":
+		_, query, _ := strings.Cut(e.Target, "?")
+		count = formCount([]byte(query), v.Path[1:])
+	case where == "body" && name != "" && strings.HasPrefix(contentType, "application/x-www-form-urlencoded"):
+		count = formCount(e.Body, v.Path[1:])
+	case where == "body" && name != "" && strings.HasPrefix(contentType, "multipart/form-data"):
+		count = bytes.Count(e.Body, []byte(`name="`+name+`"`))
+	}
+	form := strings.HasPrefix(contentType, "application/x-www-form-urlencoded") || strings.HasPrefix(contentType, "multipart/form-data")
+	arrayType := v.Code == "type" && strings.Contains(v.Message, "must be array")
 	switch {
 	case v.Code == "415" && op != nil && op.Body != nil && len(op.Body.MediaTypes) == 0:
 		return "prism:no-media-type"
@@ -472,14 +498,19 @@ func (e *exchange) prismLimit(v prismViolation) string {
 		return "prism:reserved-header"
 	case where == "body" && strings.Contains(contentType, "xml"):
 		return "prism:xml-body"
-	case where == "body" && len(v.Path) > 1 && strings.HasPrefix(contentType, "application/x-www-form-urlencoded"):
-		n := formCount(e.Body, v.Path[1])
-		if n == 0 {
-			return "prism:form-absent-property"
-		}
-		if n > 1 && v.Code == "type" && strings.HasSuffix(v.Message, "must be array") {
-			return "prism:form-array"
-		}
+	case where == "body" && !parsed && v.Code == "type":
+		return "prism:unparsed-body"
+	case count == 0 && !strings.HasPrefix(contentType, "multipart/form-data"):
+		return "prism:absent-object"
+	case where == "body" && form && count > 0 && arrayType:
+		return "prism:form-array"
+	case where == "body" && strings.HasPrefix(contentType, "multipart/form-data") && count > 0 &&
+		(v.Code == "type" && strings.HasSuffix(v.Message, "must be object") || strings.Contains(v.Message, "Reserved characters")):
+		return "prism:multipart-json-part"
+	case where == "query" && count > 0 && arrayType && strings.Contains(v.Message, "must be array,"):
+		return "prism:array-type-list"
+	case (where == "path" || where == "query" || where == "header") && v.Code == "oneOf":
+		return "prism:param-oneOf"
 	}
 	return ""
 }
@@ -503,13 +534,25 @@ func reservedHeader(v prismViolation) bool {
 	return false
 }
 
-// formCount is how many times a form body has the key name, or a
-// deepObject key name[...].
-func formCount(body []byte, name string) int {
+// formCount is how many keys of a form body or query string stand for the
+// value at path: the key path[0] itself, or a deepObject key under
+// path[0][path[1]]... (an array index ends the path: items repeat the key).
+func formCount(body []byte, path []string) int {
+	if i := slices.IndexFunc(path, func(p string) bool { _, err := strconv.Atoi(p); return err == nil }); i > 0 {
+		path = path[:i]
+	}
+	deep := path[0]
+	for _, p := range path[1:] {
+		deep += "[" + p + "]"
+	}
 	n := 0
 	for pair := range strings.SplitSeq(string(body), "&") {
 		k, _, _ := strings.Cut(pair, "=")
-		if k, err := url.QueryUnescape(k); err == nil && (k == name || strings.HasPrefix(k, name+"[")) {
+		k, err := url.QueryUnescape(k)
+		if err != nil {
+			continue
+		}
+		if len(path) == 1 && k == path[0] || k == deep || strings.HasPrefix(k, deep+"[") {
 			n++
 		}
 	}
@@ -590,6 +633,7 @@ func newVerdictProxy(t *testing.T, base string) *verdictProxy {
 	}}
 	p.srv = httptest.NewServer(http.HandlerFunc(p.serve))
 	t.Cleanup(p.srv.Close)
+	t.Cleanup(p.client.CloseIdleConnections)
 	return p
 }
 

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -30,16 +32,18 @@ import (
 // prismToolsPerDoc operations) is served by `mcpgate serve` (the sample
 // through tools.include_paths) with --upstream pointing at a verdict proxy
 // that passes every request to Prism (scripts/prism/mock.cjs, given the same
-// sample) and records Prism's answer. Each served tool is called once with
-// arguments drawn from its inputSchema (argsgen_test.go). Validity is
-// Prism's verdict alone: its sl-violations header and its own problem
-// answers (404/405 no route, 401 security, 415, 422); the gateway's view of
-// the call plays no part in it.
+// sample). Each served tool is called once with arguments drawn from its
+// inputSchema (argsgen_test.go). Validity is Prism's verdict alone: what its
+// router and validators said of the request (mock.cjs prints it), never the
+// gateway's view of the call. What Prism 5.14 cannot judge, whatever the
+// gateway sends (exchange.verdict lists the cases), is counted as unjudged,
+// apart from the valid and refused requests.
 //
-// The test fails when fewer than prismMinValid of the requests that reached
-// Prism with arguments that satisfied their inputSchema were valid, or when
-// too little of the corpus was judged; it always logs every refused
-// request with Prism's complaint.
+// The test fails when fewer than prismMinValid of the judged requests (of
+// calls whose arguments satisfied their inputSchema) were valid, or when
+// too little of the corpus was judged; it always logs the per-document
+// table and every refused, unjudged and gateway-refused call with the
+// request and Prism's complaint.
 //
 // Knobs (environment): MCPGATE_PRISM_SEED (default 1), MCPGATE_PRISM_TOOLS
 // (operations per document, default 40), MCPGATE_PRISM_DOCS (a regexp on
@@ -52,9 +56,12 @@ import (
 // scripts/prism/mock.cjs). Documents run in parallel as far as -parallel
 // allows (GOMAXPROCS by default).
 const (
-	// prismMinValid is the lowest valid fraction the test accepts (see the
-	// figure it logs: measured at 0.XXX on 2026-12-01, seed 1).
-	prismMinValid = 0.90
+	// prismMinValid is the lowest valid fraction the test accepts. Measured
+	// on 2026-12-01: 0.973 (1297 of 1333, seed 1), 0.978 (seed 2), 0.983
+	// (seed 3); 27 of seed 1's 36 refusals are one known class (an optional
+	// request body loses its required list: "body:required-optional-body").
+	// Raise it as the classes the report lists are fixed.
+	prismMinValid = 0.96
 	// Corpus floors: documents judged and requests judged, without a filter.
 	prismMinDocs     = 50
 	prismMinRequests = 1000
@@ -102,48 +109,34 @@ type prismRun struct {
 
 func prismSettings(t *testing.T) prismRun {
 	r := prismRun{seed: 1, perDoc: prismToolsPerDoc, loadTimeout: 90 * time.Second, budget: 10 * time.Second}
-	if v := os.Getenv("MCPGATE_PRISM_SEED"); v != "" {
-		n, err := strconv.ParseUint(v, 10, 64)
-		if err != nil {
-			t.Fatalf("MCPGATE_PRISM_SEED=%q: %v", v, err)
+	setting(t, "MCPGATE_PRISM_SEED", func(v string) (err error) { r.seed, err = strconv.ParseUint(v, 10, 64); return err })
+	setting(t, "MCPGATE_PRISM_TOOLS", func(v string) (err error) {
+		if r.perDoc, err = strconv.Atoi(v); err == nil && r.perDoc < 1 {
+			err = errors.New("want a positive integer")
 		}
-		r.seed = n
-	}
-	if v := os.Getenv("MCPGATE_PRISM_TOOLS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			t.Fatalf("MCPGATE_PRISM_TOOLS=%q: want a positive integer", v)
-		}
-		r.perDoc = n
-	}
-	if v := os.Getenv("MCPGATE_PRISM_DOCS"); v != "" {
-		re, err := regexp.Compile(v)
-		if err != nil {
-			t.Fatalf("MCPGATE_PRISM_DOCS=%q: %v", v, err)
-		}
-		r.filter = re
-	}
-	if v := os.Getenv("MCPGATE_PRISM_CIRCULAR"); v != "" {
+		return err
+	})
+	setting(t, "MCPGATE_PRISM_DOCS", func(v string) (err error) { r.filter, err = regexp.Compile(v); return err })
+	setting(t, "MCPGATE_PRISM_CIRCULAR", func(v string) error {
 		if v != "auto" && v != "ignore" && v != "dereference" {
-			t.Fatalf("MCPGATE_PRISM_CIRCULAR=%q: want auto, dereference or ignore", v)
+			return errors.New("want auto, dereference or ignore")
 		}
 		r.circular = v
-	}
-	if v := os.Getenv("MCPGATE_PRISM_BUDGET"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			t.Fatalf("MCPGATE_PRISM_BUDGET=%q: %v", v, err)
-		}
-		r.budget = d
-	}
-	if v := os.Getenv("MCPGATE_PRISM_LOAD_TIMEOUT"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			t.Fatalf("MCPGATE_PRISM_LOAD_TIMEOUT=%q: %v", v, err)
-		}
-		r.loadTimeout = d
-	}
+		return nil
+	})
+	setting(t, "MCPGATE_PRISM_BUDGET", func(v string) (err error) { r.budget, err = time.ParseDuration(v); return err })
+	setting(t, "MCPGATE_PRISM_LOAD_TIMEOUT", func(v string) (err error) { r.loadTimeout, err = time.ParseDuration(v); return err })
 	return r
+}
+
+// setting hands the environment variable name, when set, to parse; an
+// error fails the test, naming the variable.
+func setting(t *testing.T, name string, parse func(string) error) {
+	if v, ok := os.LookupEnv(name); ok && v != "" {
+		if err := parse(v); err != nil {
+			t.Fatalf("%s=%q: %v", name, v, err)
+		}
+	}
 }
 
 // prismCorpus returns MCPGATE_CORPUS: unset, the test is skipped (failed
@@ -370,7 +363,7 @@ func describe(e *exchange, args []byte) string {
 		fmt.Fprintf(&b, " -> %d", e.Status)
 	}
 	fmt.Fprintf(&b, "\n        arguments: %.400s", args)
-	for _, k := range sortedHeaderKeys(e.Header) {
+	for _, k := range slices.Sorted(maps.Keys(e.Header)) {
 		v := strings.Join(e.Header[k], ", ")
 		if k == "Authorization" { // the scheme only
 			scheme, _, _ := strings.Cut(v, " ")
@@ -424,15 +417,6 @@ func describe(e *exchange, args []byte) string {
 func firstLine(err error) string {
 	line, _, _ := strings.Cut(err.Error(), "\n")
 	return line
-}
-
-func sortedHeaderKeys(h map[string][]string) []string {
-	keys := make([]string, 0, len(h))
-	for k := range h {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // boringHeader is a header every request carries the same way.
@@ -499,7 +483,7 @@ func report(t *testing.T, run prismRun, results []*docResult, elapsed time.Durat
 		valid = float64(tot.Accepted) / float64(judged)
 	}
 	fmt.Fprintf(&b, "\n--- classes\n")
-	for _, k := range sortedKeys(classes) {
+	for _, k := range slices.Sorted(maps.Keys(classes)) {
 		fmt.Fprintf(&b, "  %5d  %s\n", classes[k], k)
 	}
 	fmt.Fprintf(&b, "\nprism: %d documents judged of %d, %d tools; %d requests with valid arguments judged by Prism: %d accepted, %d refused (valid %.4f, threshold %.2f); %d unjudged; gateway refused %d calls with valid arguments; generator misses %d (refused by the gateway) + %d (sent, not judged); %d errors; seed %d, %d operations per document, %s\n",
@@ -512,15 +496,6 @@ func report(t *testing.T, run prismRun, results []*docResult, elapsed time.Durat
 	if judged == 0 || valid < prismMinValid {
 		t.Errorf("Prism found %.4f of %d requests valid, want at least %.2f", valid, judged, prismMinValid)
 	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 func hash64(s string) uint64 {
@@ -605,7 +580,7 @@ func (d *docOutline[Item]) outline() *outline {
 // up to at most max (the first is always taken), and returns them sorted
 // with their number of operations.
 func (o *outline) sample(rng *rand.Rand, max int) ([]string, int) {
-	keys := sortedKeys(o.paths)
+	keys := slices.Sorted(maps.Keys(o.paths))
 	rng.Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
 	var picked []string
 	ops := 0
@@ -662,7 +637,7 @@ func gatewaySettings(doc, upstream string, paths []string, schemes map[string]se
 	c.Credentials.Mode = "static"
 	c.Credentials.Static = map[string]string{}
 	var redact []string
-	for _, name := range sortedKeys(schemes) {
+	for _, name := range slices.Sorted(maps.Keys(schemes)) {
 		s := schemes[name]
 		var secret string
 		switch strings.ToLower(s.Type) {
