@@ -759,28 +759,34 @@ func (g *generator) paramCandidate(p *openapi3.Parameter) argCandidate {
 	return c
 }
 
-// nonEmpty makes a path parameter's schema refuse the empty string, which
-// the gateway refuses anyway (an empty segment changes the path's shape):
-// minLength 1 unless the schema already says more or cannot be a string.
+// nonEmpty makes a path parameter's schema refuse the values that expand
+// to nothing, which the gateway refuses anyway (an empty segment changes
+// the path's shape): the empty string (minLength 1), the empty object
+// (minProperties 1) and the empty array (minItems 1), for whichever of
+// those types the schema allows, unless it already says more.
 func nonEmpty(m map[string]any) {
-	switch t := m["type"].(type) {
-	case string:
-		if t != "string" {
-			return
+	allows := func(typ string) bool {
+		switch t := m["type"].(type) {
+		case nil:
+			return typ == "string" // an untyped parameter is text
+		case string:
+			return t == typ
+		case []any:
+			return slices.Contains(t, any(typ))
+		case []string:
+			return slices.Contains(t, typ)
 		}
-	case []any:
-		if !slices.Contains(t, any("string")) {
-			return
-		}
-	case []string:
-		if !slices.Contains(t, "string") {
-			return
-		}
+		return false
 	}
-	if n, ok := m["minLength"].(uint64); ok && n >= 1 {
-		return
+	for _, k := range [...]struct{ typ, keyword string }{{"string", "minLength"}, {"object", "minProperties"}, {"array", "minItems"}} {
+		if !allows(k.typ) {
+			continue
+		}
+		if n, ok := m[k.keyword].(uint64); ok && n >= 1 {
+			continue
+		}
+		m[k.keyword] = 1
 	}
-	m["minLength"] = 1
 }
 
 // pickContentType chooses the media type to use from a content map: JSON
@@ -848,6 +854,11 @@ func (g *generator) bodyCandidates(where string, rb *openapi3.RequestBody) (*Bod
 	if !isJSON(l) && !form && !multipart {
 		if isTextual(l) {
 			return whole(map[string]any{"type": "string", "description": "The request body (" + ct + ")."}, false)
+		}
+		if isBase64Text(schema) {
+			// The document says the body itself is base64 text (format:
+			// byte, contentEncoding: base64): it is sent as given.
+			return whole(map[string]any{"type": "string", "contentEncoding": "base64", "description": "The request body (" + ct + "): base64 text, sent as it is."}, false)
 		}
 		return whole(map[string]any{"type": "string", "contentEncoding": "base64", "description": "The request body (" + ct + "), base64-encoded."}, true)
 	}
@@ -978,6 +989,16 @@ func isBinary(r *openapi3.SchemaRef) bool {
 		return true
 	}
 	return s.Format == "binary" || (s.ContentMediaType != "" && s.ContentEncoding == "")
+}
+
+// isBase64Text reports whether a body schema says the body is base64 text
+// (OpenAPI 3.0's format: byte, 3.1's contentEncoding: base64), rather than
+// the raw bytes an agent passes base64-encoded.
+func isBase64Text(r *openapi3.SchemaRef) bool {
+	if r == nil || r.Value == nil || (r.Value.Type != nil && !r.Value.Type.Is("string")) {
+		return false
+	}
+	return r.Value.Format == "byte" || strings.EqualFold(r.Value.ContentEncoding, "base64")
 }
 
 // fileSchema is the argument shape of a multipart file part; the schema's

@@ -223,6 +223,12 @@ func TestBodies(t *testing.T) {
 	if a := findArg(t, raw, "body"); a.In != InWholeBody || !a.Base64 || raw.Route.Body.ContentType != "application/octet-stream" {
 		t.Errorf("octet-stream body = %+v %+v", a, raw.Route.Body)
 	}
+	// A body the document says is base64 text (format: byte) is that
+	// text: it is sent as given, not decoded.
+	cover := findTool(t, res, "putCover")
+	if a := findArg(t, cover, "body"); a.In != InWholeBody || a.Base64 || cover.Route.Body.ContentType != "image/jpeg" {
+		t.Errorf("base64-text body = %+v %+v", a, cover.Route.Body)
+	}
 	list := findTool(t, res, "postList")
 	if a := findArg(t, list, "body"); a.In != InQuery {
 		t.Errorf("query parameter named body = %+v", a)
@@ -1209,5 +1215,66 @@ func TestWriteToolsList(t *testing.T) {
 		if !bytes.Equal(got.Bytes(), want) {
 			t.Errorf("%s: WriteToolsList differs from EncodeToolsList", file)
 		}
+	}
+}
+
+// TestNonEmptyPathParameters: a path parameter's schema refuses every
+// value that expands to nothing (the gateway refuses those), for each
+// type it allows, and keeps a stronger bound it already has.
+func TestNonEmptyPathParameters(t *testing.T) {
+	for _, tc := range []struct {
+		in   map[string]any
+		want string
+	}{
+		{map[string]any{"type": "string"}, `{"minLength":1,"type":"string"}`},
+		{map[string]any{"type": "object"}, `{"minProperties":1,"type":"object"}`},
+		{map[string]any{"type": "array"}, `{"minItems":1,"type":"array"}`},
+		{map[string]any{"type": []any{"string", "null"}}, `{"minLength":1,"type":["string","null"]}`},
+		{map[string]any{"type": "integer"}, `{"type":"integer"}`},
+		{map[string]any{}, `{"minLength":1}`},
+		{map[string]any{"type": "string", "minLength": uint64(3)}, `{"minLength":3,"type":"string"}`},
+	} {
+		nonEmpty(tc.in)
+		if got, _ := json.Marshal(tc.in); string(got) != tc.want {
+			t.Errorf("nonEmpty = %s, want %s", got, tc.want)
+		}
+	}
+}
+
+// TestClosedComposition: additionalProperties: false beside an allOf
+// (ShipEngine's bodies) means "nothing beyond the composed properties",
+// not "no properties at all": the tool accepts the composed properties and
+// still refuses others.
+func TestClosedComposition(t *testing.T) {
+	doc := []byte(`{"openapi":"3.0.3","info":{"title":"c","version":"1"},"paths":{"/rates":{"post":{"operationId":"estimate",
+	  "requestBody":{"required":true,"content":{"application/json":{"schema":{"type":"object",
+	    "allOf":[{"$ref":"#/components/schemas/Shipment"}],"oneOf":[{"required":["carrier"]},{"required":["service"]}],
+	    "additionalProperties":false}}}},
+	  "responses":{"200":{"description":"ok"}}}}},
+	  "components":{"schemas":{"Shipment":{"type":"object","properties":{"carrier":{"type":"string"},"service":{"type":"string"},"weight":{"type":"number"}}}}}}`)
+	d, err := Parse(context.Background(), doc, "c.json", LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Generate(d, GenerateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool := findTool(t, res, "estimate")
+	s, err := CompileInputSchema(tool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := func(body map[string]any) map[string]any {
+		if a := findArg(t, tool, "body"); a.In == InWholeBody {
+			return map[string]any{"body": body}
+		}
+		return body
+	}
+	if err := s.Validate(args(map[string]any{"carrier": "ups", "weight": 2.5})); err != nil {
+		t.Errorf("the composed properties are refused: %v\n%s", err, tool.InputSchema)
+	}
+	if err := s.Validate(args(map[string]any{"carrier": "ups", "colour": "red"})); err == nil {
+		t.Errorf("a property beyond the composition is accepted: %s", tool.InputSchema)
 	}
 }

@@ -416,7 +416,15 @@ func (c *schemaConverter) objectKeywords(m map[string]any, s *openapi3.Schema, d
 	} else if req := filterRequired(s.Required, nil); len(req) > 0 {
 		m["required"] = req // 2020-12 wants the names unique
 	}
-	if v, ok := c.boolSchema(s.AdditionalProperties, d); ok {
+	if closedComposition(s) {
+		// additionalProperties: false beside allOf/anyOf/oneOf would, read
+		// literally, refuse every property the compositions define (no
+		// object could be sent); documents mean "nothing beyond them",
+		// which 2020-12 says with unevaluatedProperties.
+		if !c.compact {
+			m["unevaluatedProperties"] = false
+		}
+	} else if v, ok := c.boolSchema(s.AdditionalProperties, d); ok {
 		m["additionalProperties"] = v
 	}
 	if v, ok := c.boolSchema(s.UnevaluatedProperties, d); ok && !c.compact {
@@ -513,6 +521,22 @@ func (c *schemaConverter) boolSchema(b openapi3.BoolSchema, d deps) (any, bool) 
 		return c.convertRef(b.Schema, d), true
 	}
 	return nil, false
+}
+
+// closedComposition reports whether s says additionalProperties: false
+// beside an allOf, anyOf or oneOf whose branches define properties.
+func closedComposition(s *openapi3.Schema) bool {
+	if s.AdditionalProperties.Has == nil || *s.AdditionalProperties.Has || s.UnevaluatedProperties.Has != nil || s.UnevaluatedProperties.Schema != nil {
+		return false
+	}
+	for _, branches := range [...]openapi3.SchemaRefs{s.AllOf, s.AnyOf, s.OneOf} {
+		for _, b := range branches {
+			if b != nil && b.Value != nil && (len(b.Value.Properties) > 0 || len(b.Value.AllOf)+len(b.Value.AnyOf)+len(b.Value.OneOf) > 0) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // properties converts a properties map, dropping the ones the mode hides.

@@ -319,6 +319,19 @@ func TestBodies(t *testing.T) {
 		}
 		wantError(t, call(t, p, e, `{"body":"not base64!"}`), "/body", "base64")
 	})
+	t.Run("base64 text", func(t *testing.T) {
+		// A body the document says is base64 text (format: byte) goes as
+		// the text itself, whatever its media type.
+		tool := mkTool("t", "PUT", "/cover", map[string]any{"body": str}, []string{"body"},
+			openapi.Argument{Name: "body", In: openapi.InWholeBody, Required: true})
+		tool.Route.Body = &openapi.Body{ContentType: "image/jpeg", Required: true, Whole: true}
+		e := endpoint(t, p, tool)
+		wantOK(t, call(t, p, e, `{"body":"`+b64+`"}`))
+		got := rec.last(t)
+		if string(got.Body) != b64 || got.Header.Get("Content-Type") != "image/jpeg" {
+			t.Errorf("body %q type %q", got.Body, got.Header.Get("Content-Type"))
+		}
+	})
 	t.Run("text", func(t *testing.T) {
 		tool := mkTool("t", "POST", "/t", map[string]any{"body": str}, nil,
 			openapi.Argument{Name: "body", In: openapi.InWholeBody, Required: true})
