@@ -21,7 +21,9 @@ func FromTools(api string, tools []openapi.Tool, doc *openapi.Document) []Doc {
 	out := make([]Doc, len(tools))
 	for i := range tools {
 		t := &tools[i]
-		d := Doc{API: api, Name: t.Name, Title: t.Title, Description: t.Description,
+		// The whole description is indexed: the tool's own is only its lead
+		// paragraph, and the rest often names what a user asks for.
+		d := Doc{API: api, Name: t.Name, Title: t.Title, Description: cmp0(t.FullDescription, t.Description),
 			Method: t.Route.Method, Path: t.Route.Path, OperationID: t.Route.OperationID}
 		d.Params = make([]string, len(t.Route.Arguments))
 		for j, a := range t.Route.Arguments {
