@@ -200,7 +200,7 @@ func (b *builder) fields(d *Doc, fields [][]int32) {
 		wordBytes(p, add(fParams))
 	}
 	wordBytes(d.ParamText, add(fParams))
-	for _, a := range b.docActions(d, item) {
+	for _, a := range appendAllUnique(b.docActions(d, item), d.Actions) {
 		fields[fAction] = append(fields[fAction], b.term(actionToken(a)))
 	}
 	if isSelf(d) {

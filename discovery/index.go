@@ -33,6 +33,10 @@ type Doc struct {
 	// says about them (first sentences, bounded).
 	Params    []string
 	ParamText string
+	// Actions are canonical actions the document implies beyond the
+	// method and the verbs of the tool's name: "download" for a response
+	// that is a file, "upload" for a request body that is one.
+	Actions []string
 }
 
 // Result is one search hit, best first in a result list.

@@ -138,6 +138,13 @@ var phrasalVerbs = map[[2]string]string{
 	{"check", "out"}: "checkout", {"opt", "out"}: "unsubscribe", {"opt", "in"}: "subscribe",
 }
 
+func appendAllUnique(list []string, more []string) []string {
+	for _, s := range more {
+		list = appendUnique(list, s)
+	}
+	return list
+}
+
 func appendUnique(list []string, s string) []string {
 	for _, x := range list {
 		if x == s {
