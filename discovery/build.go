@@ -15,14 +15,10 @@ const (
 	fDesc          // the rest of the description
 	fTags          // tags and schema names
 	fPath          // literal path segments
+	fLeaf          // the last literal path segment: the resource acted on
 	fParams        // argument names and what is said about them
 	fAction        // canonical actions (method and verbs)
 	nFields
-)
-
-var (
-	fieldWeight = [nFields]float32{fName: 2.5, fTitle: 3, fLead: 2, fDesc: 0.5, fTags: 1.5, fPath: 2, fParams: 0.3, fAction: 1.5}
-	fieldB      = [nFields]float32{fName: 0.4, fTitle: 0.5, fLead: 0.5, fDesc: 0.75, fTags: 0.3, fPath: 0.5, fParams: 0.6, fAction: 0.2}
 )
 
 const (
@@ -30,8 +26,6 @@ const (
 	// maxDescWords bounds the words of a description that are indexed: the
 	// first paragraphs say what an operation does, the rest is detail.
 	maxDescWords = 400
-	// depthPenalty shrinks the score of deep paths a little per segment.
-	depthPenalty = 0.04
 )
 
 // builder holds what New needs only while it builds.
@@ -41,6 +35,7 @@ type builder struct {
 	// wordTerm maps a lower-case word to the term of its stem (-1: a stop
 	// word), so each word of the text costs one map lookup.
 	wordTerm map[string]int32
+	names    []string // term id → term
 	// slot[t] is 1 + the position of term t in the current tool's entries.
 	slot []int32
 	// per doc, its terms with their frequency per field
@@ -82,6 +77,7 @@ func (b *builder) term(t string) int32 {
 	if !ok {
 		id = int32(len(b.ix.terms))
 		b.ix.terms[t] = id
+		b.names = append(b.names, t)
 	}
 	return id
 }
@@ -129,6 +125,9 @@ func (b *builder) build() {
 	}
 	b.pathTerms, b.titleTerms = nil, nil
 	b.impacts()
+	if ix.opts.Ranking == Ranked {
+		ix.names = b.names
+	}
 	b.priors()
 }
 
@@ -178,18 +177,30 @@ func (b *builder) fields(d *Doc, fields [][]int32) {
 		wordBytes(s, add(fTags))
 	}
 	item := false
+	leaf := ""
 	for _, seg := range strings.Split(d.Path, "/") {
 		if seg == "" {
 			continue
 		}
 		item = strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "}")
-		wordBytes(stripParams(seg), add(fPath))
+		if lit := stripParams(seg); strings.TrimSpace(lit) != "" {
+			wordBytes(lit, add(fPath))
+			leaf = lit
+		}
 	}
+	// The leaf's words are terms of their own ("^commit"): a query word
+	// that names the resource earns them beside its other matches (see
+	// leafConcept), instead of saturating with the path's.
+	wordBytes(leafResource(leaf), func(w []byte) {
+		if id := b.wordID(w); id >= 0 {
+			fields[fLeaf] = append(fields[fLeaf], b.term(leafToken(b.names[id])))
+		}
+	})
 	for _, p := range d.Params {
 		wordBytes(p, add(fParams))
 	}
 	wordBytes(d.ParamText, add(fParams))
-	for _, a := range b.docActions(d, item) {
+	for _, a := range appendAllUnique(b.docActions(d, item), d.Actions) {
 		fields[fAction] = append(fields[fAction], b.term(actionToken(a)))
 	}
 	if isSelf(d) {
@@ -254,6 +265,16 @@ func (b *builder) docActions(d *Doc, itemPath bool) []string {
 	}
 	verb(name, true)
 	return acts
+}
+
+// leafResource is what the last literal segment of a path names: the
+// resource itself, or, for an OData action or function
+// ("microsoft.graph.reply"), the part after the namespace.
+func leafResource(seg string) string {
+	if i := strings.LastIndexByte(seg, '.'); i >= 0 {
+		return seg[i+1:]
+	}
+	return seg
 }
 
 // leadSentence splits plain text after its first sentence.
@@ -374,19 +395,29 @@ func (b *builder) impacts() {
 	for f := range avg {
 		avg[f] = max(avg[f]/float32(max(n, 1)), 1)
 	}
-	df := make([]int32, len(ix.terms))
+	// A tool counts fully in a term's document frequency when the term
+	// names it (any field but the detail fields), and only a little when the
+	// term is only in its detail: a word that every long description
+	// mentions can still tell the tools it names apart.
+	df := make([]float32, len(ix.terms))
+	postingsLen := make([]int32, len(ix.terms))
 	for _, es := range b.entries {
 		for _, e := range es {
-			df[e.term]++
+			postingsLen[e.term]++
+			if ix.opts.Ranking == Ranked && e.tf[fName]+e.tf[fTitle]+e.tf[fLead]+e.tf[fTags]+e.tf[fPath]+e.tf[fLeaf]+e.tf[fAction] == 0 {
+				df[e.term] += ix.w.detailDF
+			} else {
+				df[e.term]++
+			}
 		}
 	}
 	ix.postings = make([][]posting, len(ix.terms))
 	ix.idf = make([]float32, len(ix.terms))
 	for t := range ix.postings {
-		ix.postings[t] = make([]posting, 0, df[t])
+		ix.postings[t] = make([]posting, 0, postingsLen[t])
 		ix.idf[t] = float32(math.Log(1 + (float64(n)-float64(df[t])+0.5)/(float64(df[t])+0.5)))
 	}
-	weights, bs := fieldWeight, fieldB
+	weights, bs := ix.w.field, ix.w.b
 	if ix.opts.Ranking == PlainBM25 {
 		weights, bs = [nFields]float32{fDesc: 1}, [nFields]float32{fDesc: 0.75}
 	}
@@ -420,7 +451,7 @@ func (b *builder) priors() {
 		}
 		path := ix.docs[i].Path
 		depth := strings.Count(strings.Trim(path, "/"), "/") + 1
-		ix.prior[i] = 1 / (1 + depthPenalty*float32(max(depth-3, 0)))
+		ix.prior[i] = 1 / (1 + ix.w.depthPenalty*float32(max(depth-3, 0)))
 		// OData's /$count answers a number, not the resource a caller means.
 		if strings.HasSuffix(path, "/$count") {
 			ix.prior[i] *= 0.5

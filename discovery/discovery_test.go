@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/getkin/kin-openapi/openapi3"
+
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/openapi"
 )
@@ -459,5 +461,47 @@ func TestSearchConcurrent(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// TestBinaryBodyActions: a file response implies download and a file
+// request body upload, whatever the method says.
+func TestBinaryBodyActions(t *testing.T) {
+	for _, tc := range []struct {
+		mt     string
+		format string
+		want   bool
+	}{
+		{"application/json", "", false},
+		{"application/json", "binary", true},
+		{"application/octet-stream", "", true},
+		{"application/pdf", "", true},
+		{"image/png", "", true},
+		{"text/plain", "", false},
+		{"text/csv", "binary", true},
+		{"application/x-www-form-urlencoded", "", false},
+		{"*/*", "", false},
+		{"*/*", "binary", true},
+		{"application/vnd.github+json", "", false},
+	} {
+		content := openapi3.Content{tc.mt: openapi3.NewMediaType().WithSchema(openapi3.NewStringSchema().WithFormat(tc.format))}
+		if got := binaryBody(content); got != tc.want {
+			t.Errorf("%s (format %q): binary %v, want %v", tc.mt, tc.format, got, tc.want)
+		}
+	}
+	docs := []Doc{
+		{Name: "get_report", Method: "GET", Path: "/reports/{id}", Title: "Get a report"},
+		{Name: "get_report_content", Method: "GET", Path: "/reports/{id}/content", Title: "Get a report", Actions: []string{"download"}},
+	}
+	ix, err := New(docs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := ix.Search(t.Context(), Query{Text: "download the report"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(res); len(got) == 0 || got[0] != "get_report_content" {
+		t.Errorf("download the report: %v, want get_report_content first", got)
 	}
 }

@@ -36,11 +36,16 @@
 //
 // Each tool is a set of fields weighed apart, BM25F-style: its operationId
 // (or name), title, the first sentence of its description, the rest of the
-// description, tags and schema names, literal path segments, argument names
-// with what the document says of them, and its actions. Text is split into
-// words at case changes, underscores, dashes, dots and slashes, HTML and
-// Markdown are stripped, and words are stemmed (Porter2, via
-// github.com/kljensen/snowball).
+// (whole) description, tags and schema names, literal path segments, the
+// last of them (the resource acted on, indexed apart as "^word" terms),
+// argument names with what the document says of them, and its actions. A
+// tool that has a term only in its detail fields (the description past its
+// lead, the arguments) counts 0.2 in that term's document frequency. The
+// weights are in weights.go, measured on the evaluation's dev half.
+//
+// Text is split into words at case changes, underscores, dashes, dots and
+// slashes, HTML and Markdown are stripped, digits and number words dropped,
+// and words are stemmed (Porter2, via github.com/kljensen/snowball).
 //
 // A query becomes concepts; a tool earns each concept once, through its best
 // variant:
@@ -54,8 +59,13 @@
 //     fetch, show … create, add, new … delete, remove, destroy …), matched
 //     against each tool's actions, which come from its HTTP method (DELETE
 //     is a delete, POST on an item an update) and the verbs of its name,
-//     title and RPC-style last path segment (/cancel, /merge); a question ("which invoices …") implies a read, "all" a list,
-//     "my" the caller's own resources (/me, GitHub's /user).
+//     title and RPC-style last path segment (/cancel, /merge), and from the
+//     document (a file response is a download, a file request body an
+//     upload); a request has one verb, its first action word, and a
+//     question ("which invoices …") has none but read; "all" implies a
+//     list, "my" the caller's own resources (/me, GitHub's /user);
+//   - for each word, a bonus on the tools whose path ends in the resource
+//     it (or a stand-in) names.
 //
 // A stand-in never counts for more than its word could (its idf is capped at
 // the word's). The sum is scaled by the share of concepts a tool matched

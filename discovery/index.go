@@ -33,6 +33,10 @@ type Doc struct {
 	// says about them (first sentences, bounded).
 	Params    []string
 	ParamText string
+	// Actions are canonical actions the document implies beyond the
+	// method and the verbs of the tool's name: "download" for a response
+	// that is a file, "upload" for a request body that is one.
+	Actions []string
 }
 
 // Result is one search hit, best first in a result list.
@@ -90,6 +94,9 @@ type Options struct {
 	// Embeddings, when set, re-ranks the best lexical candidates by the
 	// cosine similarity of embeddings (see [Embedder]).
 	Embeddings *Embedder
+
+	// weights replaces the ranking's weights (tests that measure them).
+	weights *weights
 }
 
 // Index answers searches over the tools of one or several APIs. It is built
@@ -102,11 +109,13 @@ type Index struct {
 	prior  []float32
 
 	terms    map[string]int32
+	names    []string // term id → term (Ranked only)
 	postings [][]posting
 	idf      []float32
 	fwd      [][]int32 // per tool, the terms of its naming fields (Ranked only)
 
 	opts    Options
+	w       *weights
 	actions *actionIndex
 	// abbrev maps a stem to the stems of its abbreviations or expansions.
 	abbrev map[string][]string
@@ -131,7 +140,10 @@ type weighted struct {
 
 // New builds an index over docs. Names must be unique and non-empty.
 func New(docs []Doc, opts Options) (*Index, error) {
-	ix := &Index{docs: docs, byName: make(map[string]int32, len(docs)), opts: opts}
+	ix := &Index{docs: docs, byName: make(map[string]int32, len(docs)), opts: opts, w: opts.weights}
+	if ix.w == nil {
+		ix.w = &defaultWeights
+	}
 	for i := range docs {
 		d := &docs[i]
 		if d.Name == "" {
@@ -356,7 +368,6 @@ const (
 	feedbackDocs  = 5   // best tools read
 	feedbackMin   = 2   // a term must name at least this many of them
 	feedbackTerms = 4   // at most this many terms are added
-	wFeedback     = 0.4 // weight of the feedback concept
 	feedbackIDF   = 1.5 // terms commoner than this are no evidence
 )
 
@@ -401,16 +412,12 @@ func (ix *Index) feedback(concepts []concept, hits []hit) (concept, bool) {
 		}
 		return a.t < b.t
 	})
-	c := concept{w: wFeedback, bonus: true}
+	c := concept{w: ix.w.feedback, bonus: true}
 	for _, x := range cands[:min(len(cands), feedbackTerms)] {
 		c.vs = append(c.vs, variant{x.t, float32(x.n) / feedbackDocs})
 	}
 	return c, true
 }
-
-// duplicateFactor scales the score of each further member of a family of
-// near-duplicates in one result list.
-const duplicateFactor = 0.6
 
 // diversify lets one member of each family of near-duplicates keep its
 // score and demotes the others, so that ten copies of one operation
@@ -423,7 +430,7 @@ func (ix *Index) diversify(hits []hit) {
 		n := seen[f]
 		seen[f] = n + 1
 		for ; n > 0; n-- {
-			hits[i].score *= duplicateFactor
+			hits[i].score *= ix.w.duplicate
 		}
 	}
 	sortHits(hits)

@@ -3,16 +3,14 @@ package discovery
 // Variant weights: how much a stand-in for a query word counts beside the
 // word itself.
 const (
-	wAbbrev       = 0.8  // "repo" for "repository"
-	wAction       = 1.0  // the canonical action of a verb, matched on the action field
-	wImplied      = 0.5  // the read action implied by a question ("which invoices …")
-	wSelf         = 0.3  // "my" as "me", "self", "authenticated", "current"
-	wGroupmate    = 0.6  // another verb of the same action group, on the text fields
-	wCompoundHead = 0.7  // "mail" for "email"
-	wSynKnown     = 0.15 // factor on general synonyms of a word the index has
-	wSynRare      = 0.5  // … of a word only a few tools have
-	rareDocs      = 20   // "a few"
-	wCompoundPart = 0.5  // "drive" for "onedrive"
+	wAbbrev       = 0.8 // "repo" for "repository"
+	wAction       = 1.0 // the canonical action of a verb, matched on the action field
+	wImplied      = 0.5 // the read action implied by a question ("which invoices …")
+	wSelf         = 0.3 // "my" as "me", "self", "authenticated", "current"
+	wGroupmate    = 0.6 // another verb of the same action group, on the text fields
+	wCompoundHead = 0.7 // "mail" for "email"
+	rareDocs      = 20  // "a few"
+	wCompoundPart = 0.5 // "drive" for "onedrive"
 )
 
 // compile turns a query into concepts over the index's terms. Words with no
@@ -36,7 +34,7 @@ func (ix *Index) compile(text string) []concept {
 			cs = append(cs, concept{w: 1, vs: []variant{{id, w}}})
 		}
 	}
-	self := false
+	self, hasVerb := false, false
 	first := true
 	question := len(raw) > 0 && readQuestions[raw[0]]
 	for _, w := range raw {
@@ -54,9 +52,11 @@ func (ix *Index) compile(text string) []concept {
 		isFirst := first
 		first = false
 		// The request's verb is its first action word; later ones ("starting
-		// next quarter") only qualify it.
-		verb := (isFirst || !nounish[w]) && len(ix.actions.of(s)) > 0
+		// next quarter") only qualify it, and so do all in a question ("which
+		// cards has this customer saved").
+		verb := !question && !hasVerb && (isFirst || !nounish[w]) && len(ix.actions.of(s)) > 0
 		if verb {
+			hasVerb = true
 			for _, a := range ix.actions.of(s) {
 				addAction(a, wAction)
 			}
@@ -67,11 +67,14 @@ func (ix *Index) compile(text string) []concept {
 		seen[s] = true
 		if c, ok := ix.wordConcept(w, s, verb); ok {
 			cs = append(cs, c)
+			if lc, ok := ix.leafConcept(c); ok {
+				cs = append(cs, lc)
+			}
 		}
 	}
 	// A question ("which invoices are unpaid") or a bare noun phrase
 	// ("history of commits on main") asks to read.
-	if question && len(actions) == 0 {
+	if question {
 		addAction("read", wImplied)
 	}
 	if self {
@@ -113,9 +116,9 @@ func (ix *Index) wordConcept(w, s string, verb bool) (concept, bool) {
 	// General synonyms help most where the document lacks the user's word.
 	synW := float32(1)
 	if known {
-		synW = wSynKnown
+		synW = ix.w.synKnown
 		if len(ix.postings[orig]) <= rareDocs {
-			synW = wSynRare
+			synW = ix.w.synRare
 		}
 	}
 	for _, sy := range ix.syn.lookup(s) {
@@ -133,6 +136,18 @@ func (ix *Index) wordConcept(w, s string, verb bool) (concept, bool) {
 	}
 	ix.decompound(w, s, add)
 	return c, len(c.vs) > 0
+}
+
+// leafConcept is the bonus a tool earns when a word concept names the
+// resource it acts on (the last literal segment of its path).
+func (ix *Index) leafConcept(c concept) (concept, bool) {
+	lc := concept{w: ix.w.leaf, bonus: true}
+	for _, v := range c.vs {
+		if id, ok := ix.terms[leafToken(ix.names[v.term])]; ok {
+			lc.vs = append(lc.vs, variant{id, v.w})
+		}
+	}
+	return lc, len(lc.vs) > 0
 }
 
 // decompound reads a compound word through its parts: "onedrive" as

@@ -1,6 +1,7 @@
 package discovery
 
 import (
+	"slices"
 	"sort"
 	"strings"
 
@@ -21,14 +22,16 @@ func FromTools(api string, tools []openapi.Tool, doc *openapi.Document) []Doc {
 	out := make([]Doc, len(tools))
 	for i := range tools {
 		t := &tools[i]
-		d := Doc{API: api, Name: t.Name, Title: t.Title, Description: t.Description,
+		// The whole description is indexed: the tool's own is only its lead
+		// paragraph, and the rest often names what a user asks for.
+		d := Doc{API: api, Name: t.Name, Title: t.Title, Description: cmp0(t.FullDescription, t.Description),
 			Method: t.Route.Method, Path: t.Route.Path, OperationID: t.Route.OperationID}
 		d.Params = make([]string, len(t.Route.Arguments))
 		for j, a := range t.Route.Arguments {
 			d.Params[j] = a.Name
 		}
 		if info, ok := extra[t.Route.Method+" "+cmp0(t.Route.DocPath, t.Route.Path)]; ok {
-			d.Tags, d.Schemas, d.ParamText = info.tags, info.schemas, info.paramText
+			d.Tags, d.Schemas, d.ParamText, d.Actions = info.tags, info.schemas, info.paramText, info.actions
 		}
 		out[i] = d
 	}
@@ -38,6 +41,7 @@ func FromTools(api string, tools []openapi.Tool, doc *openapi.Document) []Doc {
 type opInfo struct {
 	tags, schemas []string
 	paramText     string
+	actions       []string
 }
 
 // maxParamText bounds what is read about one operation's arguments.
@@ -76,6 +80,9 @@ func operationInfo(t *openapi3.T) map[string]opInfo {
 				}
 			}
 			if rb := op.RequestBody; rb != nil && rb.Value != nil {
+				if binaryBody(rb.Value.Content) {
+					info.actions = append(info.actions, "upload")
+				}
 				say(rb.Value.Description)
 				for _, mt := range rb.Value.Content {
 					schemaNames(mt.Schema, add)
@@ -96,6 +103,9 @@ func operationInfo(t *openapi3.T) map[string]opInfo {
 						continue
 					}
 					add(r.Ref)
+					if r.Value != nil && binaryBody(r.Value.Content) && !slices.Contains(info.actions, "download") {
+						info.actions = append(info.actions, "download")
+					}
 					if r.Value != nil {
 						for _, mt := range r.Value.Content {
 							schemaNames(mt.Schema, add)
@@ -108,6 +118,23 @@ func operationInfo(t *openapi3.T) map[string]opInfo {
 		}
 	}
 	return out
+}
+
+// binaryBody reports whether a body is a file: a media type that is no
+// JSON, form or text, or a string schema of format binary.
+func binaryBody(content openapi3.Content) bool {
+	for mt, m := range content {
+		mt = strings.ToLower(mt)
+		if m != nil && m.Schema != nil && m.Schema.Value != nil && m.Schema.Value.Format == "binary" {
+			return true
+		}
+		textual := strings.Contains(mt, "json") || strings.HasPrefix(mt, "text/") ||
+			strings.Contains(mt, "form") || strings.Contains(mt, "xml") || mt == "*/*"
+		if !textual {
+			return true
+		}
+	}
+	return false
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -174,7 +174,8 @@ func (m stemmer) stem(w string) string {
 	return s
 }
 
-// stopWords are left out of every field and query: function words, and the
+// stopWords are left out of every field and query: function words (number
+// words too, as digits are dropped: "OneDrive" is read as "drive"), and the
 // filler of requests ("please", "I want to", "can you").
 var stopWords = func() map[string]bool {
 	m := map[string]bool{}
@@ -189,7 +190,7 @@ var stopWords = func() map[string]bool {
 		you your yours yourself i am want wanted need needs like any also via
 		each every all again already ever there's it's i'm i'd i'll let's another
 		others thing things stuff something someone anything everything way able
-		etc`) {
+		etc one two three four five six seven eight nine ten`) {
 		m[w] = true
 	}
 	return m

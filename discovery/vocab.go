@@ -106,6 +106,11 @@ func (idx *actionIndex) of(s string) []string {
 // the "@" keeps it apart from every word.
 func actionToken(action string) string { return "@" + action }
 
+// leafToken is the term a word of a path's last literal segment (the
+// resource an operation acts on) is indexed under, apart from its other
+// fields.
+func leafToken(stem string) string { return "^" + stem }
+
 // commonAbbreviations are the short forms users type for words APIs spell
 // out. Each pair is used both ways.
 var commonAbbreviations = [][2]string{
@@ -131,6 +136,13 @@ var phrasalVerbs = map[[2]string]string{
 	{"clean", "up"}: "delete", {"find", "out"}: "get", {"fill", "in"}: "update",
 	{"write", "off"}: "writeoff", {"pay", "out"}: "payout", {"check", "in"}: "checkin",
 	{"check", "out"}: "checkout", {"opt", "out"}: "unsubscribe", {"opt", "in"}: "subscribe",
+}
+
+func appendAllUnique(list []string, more []string) []string {
+	for _, s := range more {
+		list = appendUnique(list, s)
+	}
+	return list
 }
 
 func appendUnique(list []string, s string) []string {
