@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/cputime"
 	"github.com/mcpgate/mcpgate/openapi"
 )
 
@@ -81,7 +82,7 @@ func BenchmarkIndexBuild(b *testing.B) {
 			var load, index, loadCPU, indexCPU time.Duration
 			for i := 0; i < b.N; i++ {
 				runtime.GC()
-				t0, c0 := time.Now(), cpuTime()
+				t0, c0 := time.Now(), cputime.Process()
 				doc, err := openapi.Load(context.Background(), path, openapi.LoadOptions{})
 				if err != nil {
 					b.Fatal(err)
@@ -90,11 +91,11 @@ func BenchmarkIndexBuild(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				t1, c1 := time.Now(), cpuTime()
+				t1, c1 := time.Now(), cputime.Process()
 				if _, err := New(FromTools("api", res.Tools, doc), Options{}); err != nil {
 					b.Fatal(err)
 				}
-				t2, c2 := time.Now(), cpuTime()
+				t2, c2 := time.Now(), cputime.Process()
 				load += t1.Sub(t0)
 				index += t2.Sub(t1)
 				loadCPU += c1 - c0

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/mcpgate/mcpgate/internal/cputime"
 	"github.com/mcpgate/mcpgate/mrtr"
 )
 
@@ -33,10 +34,10 @@ func benchToolCall(b *testing.B, g *Gateway) {
 	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"getPet","arguments":{"petId":1},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	b.ReportAllocs()
-	cpu := processCPU()
+	cpu := cputime.Process()
 	b.ResetTimer()
 	defer func() {
-		if used := processCPU() - cpu; used > 0 {
+		if used := cputime.Process() - cpu; used > 0 {
 			b.ReportMetric(float64(used.Nanoseconds())/float64(b.N), "cpu-ns/op")
 		}
 	}()
