@@ -224,17 +224,34 @@ func (b *builder) components(m map[string]any) *openapi3.Components {
 	return c
 }
 
+// localRef reads m's $ref: empty when m is no reference. follow says the
+// reference is local and may be followed, to target (the caller builds
+// it, then leaves the reference: b.refDepth--); otherwise it is external
+// (noted) or cannot be followed (already reported).
+func (b *builder) localRef(place string, m map[string]any) (ref string, target any, follow bool) {
+	ref = str(m, "$ref")
+	if ref == "" {
+		return "", nil, false
+	}
+	if !isLocal(ref) {
+		b.external = true
+		return ref, nil, false
+	}
+	if t, ok := b.target(place, ref); ok && b.follow(place, ref) {
+		return ref, t, true
+	}
+	return ref, nil, false
+}
+
 func (b *builder) securitySchemeRef(place string, v any) *openapi3.SecuritySchemeRef {
 	m := obj(v)
 	if m == nil {
 		return &openapi3.SecuritySchemeRef{Value: &openapi3.SecurityScheme{}}
 	}
-	if ref := str(m, "$ref"); ref != "" {
+	if ref, target, follow := b.localRef(place, m); ref != "" {
 		r := &openapi3.SecuritySchemeRef{Ref: ref}
-		if !isLocal(ref) {
-			b.external = true
-		} else if t, ok := b.target(place, ref); ok && b.follow(place, ref) {
-			r.Value = b.securitySchemeRef(place, t).Value
+		if follow {
+			r.Value = b.securitySchemeRef(place, target).Value
 			b.refDepth--
 		}
 		return r
@@ -349,12 +366,10 @@ func (b *builder) parameterRef(place string, v any) *openapi3.ParameterRef {
 		b.fail(place, "parameter is not an object")
 		return &openapi3.ParameterRef{}
 	}
-	if ref := str(m, "$ref"); ref != "" {
+	if ref, target, follow := b.localRef(place, m); ref != "" {
 		r := &openapi3.ParameterRef{Ref: ref}
-		if !isLocal(ref) {
-			b.external = true
-		} else if t, ok := b.target(place, ref); ok && b.follow(place, ref) {
-			r.Value = b.parameterRef(place, t).Value
+		if follow {
+			r.Value = b.parameterRef(place, target).Value
 			b.refDepth--
 		}
 		return r
@@ -385,12 +400,10 @@ func (b *builder) headerRef(place string, v any) *openapi3.HeaderRef {
 	if m == nil {
 		return &openapi3.HeaderRef{Value: &openapi3.Header{}}
 	}
-	if ref := str(m, "$ref"); ref != "" {
+	if ref, target, follow := b.localRef(place, m); ref != "" {
 		r := &openapi3.HeaderRef{Ref: ref}
-		if !isLocal(ref) {
-			b.external = true
-		} else if t, ok := b.target(place, ref); ok && b.follow(place, ref) {
-			r.Value = b.headerRef(place, t).Value
+		if follow {
+			r.Value = b.headerRef(place, target).Value
 			b.refDepth--
 		}
 		return r
@@ -404,12 +417,10 @@ func (b *builder) requestBodyRef(place string, v any) *openapi3.RequestBodyRef {
 		b.fail(place, "request body is not an object")
 		return &openapi3.RequestBodyRef{}
 	}
-	if ref := str(m, "$ref"); ref != "" {
+	if ref, target, follow := b.localRef(place, m); ref != "" {
 		r := &openapi3.RequestBodyRef{Ref: ref}
-		if !isLocal(ref) {
-			b.external = true
-		} else if t, ok := b.target(place, ref); ok && b.follow(place, ref) {
-			r.Value = b.requestBodyRef(place, t).Value
+		if follow {
+			r.Value = b.requestBodyRef(place, target).Value
 			b.refDepth--
 		}
 		return r
@@ -426,12 +437,10 @@ func (b *builder) responseRef(place string, v any) *openapi3.ResponseRef {
 	if m == nil {
 		return &openapi3.ResponseRef{Value: &openapi3.Response{}}
 	}
-	if ref := str(m, "$ref"); ref != "" {
+	if ref, target, follow := b.localRef(place, m); ref != "" {
 		r := &openapi3.ResponseRef{Ref: ref}
-		if !isLocal(ref) {
-			b.external = true
-		} else if t, ok := b.target(place, ref); ok && b.follow(place, ref) {
-			r.Value = b.responseRef(place, t).Value
+		if follow {
+			r.Value = b.responseRef(place, target).Value
 			b.refDepth--
 		}
 		return r
