@@ -42,13 +42,78 @@ func NewManifest(r *Result) *Manifest {
 // same manifest always gives the same bytes.
 func (m *Manifest) Encode() ([]byte, error) {
 	var buf bytes.Buffer
+	if _, err := m.WriteTo(&buf); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// WriteTo writes the bytes of [Manifest.Encode] to w a tool at a time, so
+// that a big document's manifest (Microsoft Graph's is hundreds of MB) is
+// never held whole.
+func (m *Manifest) WriteTo(w io.Writer) (int64, error) {
+	cw := &countingWriter{w: bufio.NewWriterSize(w, 64<<10)}
+	err := m.writeTo(cw)
+	if err == nil {
+		err = cw.w.(*bufio.Writer).Flush()
+	}
+	if err != nil {
+		return cw.n, fmt.Errorf("openapi: encoding manifest: %w", err)
+	}
+	return cw.n, nil
+}
+
+// writeTo is WriteTo's layout: the manifest without its tools as
+// encoding/json indents it, then each tool indented to its depth in
+// the tools array, exactly as encoding the whole manifest would.
+func (m *Manifest) writeTo(w io.Writer) error {
+	head := *m
+	head.Tools = []Tool{}
+	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(m); err != nil {
-		return nil, fmt.Errorf("openapi: encoding manifest: %w", err)
+	if err := enc.Encode(&head); err != nil {
+		return err
 	}
-	return buf.Bytes(), nil
+	const empty = "[]\n}\n"
+	if len(m.Tools) == 0 || !bytes.HasSuffix(buf.Bytes(), []byte(empty)) {
+		_, err := w.Write(buf.Bytes())
+		return err
+	}
+	if _, err := w.Write(buf.Bytes()[:buf.Len()-len(empty)]); err != nil {
+		return err
+	}
+	enc.SetIndent("    ", "  ") // a tool is at depth 2: in the manifest, in "tools"
+	for i := range m.Tools {
+		buf.Reset()
+		if i == 0 {
+			buf.WriteString("[\n    ")
+		} else {
+			buf.WriteString(",\n    ")
+		}
+		if err := enc.Encode(&m.Tools[i]); err != nil {
+			return fmt.Errorf("tool %s: %w", m.Tools[i].Name, err)
+		}
+		buf.Truncate(buf.Len() - 1) // Encode's newline
+		if _, err := w.Write(buf.Bytes()); err != nil {
+			return err
+		}
+	}
+	_, err := io.WriteString(w, "\n  ]\n}\n")
+	return err
+}
+
+// countingWriter counts the bytes written through it, for WriteTo.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // DecodeManifest parses a manifest written by [Manifest.Encode].
