@@ -39,6 +39,12 @@
 // grant here and the user revokes it in GitHub's settings). PKCE is always
 // sent; an authorization server that ignores it still works.
 //
+// [Provider.FromDocument] takes the provider from the document's oauth2
+// security scheme with an authorizationCode flow and fails without one,
+// even when AuthURL and TokenURL are both configured. GitHub's published
+// OpenAPI description declares no security scheme, so a gateway serving it
+// in this mode needs one added to its copy of the document.
+//
 // # Who completes the flow (threat model)
 //
 // MCP requires the server to verify that the person completing a URL-mode

@@ -2,14 +2,20 @@
 // builds ./cmd/mcpgate once, each test starts it as a subprocess on its own
 // loopback port (or under stdio), drives it with the official MCP clients
 // (the go-sdk in 2026-07-28 and 2025-11-25 modes, and the TypeScript SDK v1)
-// and checks what the upstream received: against the built-in demo API and
-// against a recording upstream served by the test process.
+// and checks what the upstreams received: the built-in demo API, recording
+// upstreams served by the test process (one per API with several), a real
+// OpenID provider for the OAuth flows (package internal/oidctest), an OTLP
+// receiver, Stoplight Prism for the corpus (prism_test.go), and several
+// replicas on PostgreSQL (MCPGATE_TEST_POSTGRES; skipped without it,
+// except in CI).
 //
-// Nothing here waits by sleeping: the gateway listens on 127.0.0.1:0 and
-// readiness is the binary's "serving MCP" log line on stderr (which
-// names the port) followed by a GET /healthz; every subprocess is stopped with
-// SIGTERM (and must exit 0: graceful shutdown) in t.Cleanup, with SIGKILL as
-// the fallback.
+// Start-up is never waited for by sleeping: the gateway listens on
+// 127.0.0.1:0 and readiness is the binary's "serving MCP" log line on
+// stderr (which names the port) followed by a GET /healthz. Where a test
+// waits for something only the clock shows (a token becoming due, a
+// client's or a load balancer's polling), it polls in short steps under a
+// deadline. Every subprocess is stopped with SIGTERM (and must exit 0:
+// graceful shutdown) in t.Cleanup, with SIGKILL as the fallback.
 package e2e
 
 import (

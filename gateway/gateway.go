@@ -1,19 +1,37 @@
 // Package gateway is the composition root of the mcpgate product: it loads
-// an OpenAPI document, generates one tool per operation, compiles each into
-// a proxy endpoint, and serves them as an MCP server with sealed request
-// state and durable tasks, over Streamable HTTP or stdio.
+// one or several OpenAPI documents (the apis setting, or spec and upstream
+// for one), generates one tool per operation, compiles each into an
+// endpoint of its API's own proxy, and serves them as an MCP server with
+// sealed request state and durable tasks, over Streamable HTTP or stdio.
+//
+// It owns the settings table (config.go: Config is the one source of the
+// flags, MCPGATE_* variables and YAML keys), the catalog of served tools
+// and its live reload (catalog.go, reload.go, watch.go), the way of every
+// call (pipeline.go: policy, confirmation, quota, then the credential of
+// credentials.go and the dispatch), the observer that counts, logs, audits
+// and traces each call (observe.go), task tools (tasks.go), discovery mode
+// and the users' own accounts (connect.go), and the HTTP surface with
+// /healthz, /readyz and /metrics.
 //
 // Invariants:
-//   - The tool set is fixed when the Gateway is built; every per-tool
-//     derivation (schemas, routes, validators) happens then, never per call.
-//   - The caller's credential reaches only the configured upstream origin
-//     (package proxy enforces it) and is never logged. A task keeps it
-//     sealed (AES-256-GCM under the state keys) with the task in the store,
-//     and the store deletes it when the task ends; with
-//     task_credentials memory it stays in this process's memory
-//     only.
+//   - The tools in service are one catalog, built off the request path and
+//     swapped in whole (at start, and on each reload); every per-tool
+//     derivation (schemas, routes, validators, the search index) happens
+//     then, never per call. A reload that fails or that the reload mode
+//     refuses leaves the old catalog serving; a task runs with the
+//     definition of the catalog it was created under while that catalog
+//     is kept.
+//   - Every kind of tool (ordinary, task, reached through discovery's
+//     call) takes the same steps in the same order, and the credential an
+//     API gets is decided in one place (credentials.go).
+//   - A caller's credential reaches only the origin of the API it is for
+//     (each API's proxy enforces it) and is never logged. Without auth mode
+//     oauth at most one API may forward the caller's bearer. A task keeps
+//     it sealed (AES-256-GCM under the state keys) with the task in the
+//     store, and the store deletes it when the task ends; with
+//     task_credentials memory it stays in this process's memory only.
 //   - The gateway keeps no per-client state: everything that must survive a
-//     request is in the sealed requestState or the task store.
+//     request is in the sealed requestState or the store.
 package gateway
 
 import (

@@ -18,16 +18,19 @@
 //		})
 //	http.Handle("/mcp", mcp.NewHTTPHandler(s, nil))
 //
-// The files, by concern: jsonrpc.go (the envelope codec), decode.go (params
-// and _meta), server.go (admission, the method table's dispatch), methods.go
-// (discover, prompts, resources, completion), tools.go and toolset.go
-// (tools), state.go (multi round-trip requests), request.go (the handler
-// API), encode.go (tools/call results), registry.go (registries and cached
-// list pages), listen.go and park.go (subscriptions/listen), tasks.go (the
-// Tasks extension), observe.go (the request observer), http.go, headers.go,
-// limits.go and sessions.go (Streamable HTTP), stdio.go, legacy*.go
-// (2025-11-25 sessions on both transports), client.go (the in-memory
-// client), secret.go (credentials that print redacted).
+// The files, by concern: protocol.go and types.go (versions, error codes,
+// wire types), jsonrpc.go (the envelope codec), decode.go (params and
+// _meta), server.go (admission, the method table's dispatch), methods.go
+// (discover, prompts, resources, completion), tools.go, toolset.go (tool
+// sets swapped whole) and dispatch.go (a tool that hands its call to
+// another), typed.go (typed tools and their schemas), state.go (multi
+// round-trip requests), request.go (the handler API), encode.go (tools/call
+// results), registry.go (registries and cached list pages), listen.go and
+// park.go (subscriptions/listen), tasks.go (the Tasks extension),
+// observe.go (the request observer), http.go, headers.go, limits.go and
+// sessions.go (Streamable HTTP), stdio.go, legacy*.go (2025-11-25 sessions
+// on both transports), client.go (the in-memory client), secret.go
+// (credentials that print redacted).
 //
 // Invariants:
 //

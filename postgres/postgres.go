@@ -1,13 +1,19 @@
 // Package postgres is the clustered durable store of mcpgate: a
 // [tasks.Manager], an [mrtr.ReplayCache] and a [tasks.Publisher] on one
 // PostgreSQL database (pgx v5, pgxpool), shared by any number of stateless
-// replicas.
+// replicas, and beside them the parts the gateway's features open on first
+// use: the audit table ([NewAuditStore]), the shared quota bank
+// ([NewQuotaBank]), the vault of users' OAuth grants ([NewGrantStore]) and
+// the [Signals] that tell replicas of a reload. [OpenStore] opens them all
+// as one [store.Backend] from a postgres:// location.
 //
 // Ownership. This package owns the tables it creates (tasks,
-// task_transitions, mrtr_replay, schema_migrations) in one PostgreSQL schema
-// and the LISTEN/NOTIFY channel that announces task changes. The state
-// machine itself lives in package tasks (the *tasks.Task transition methods);
-// every mutation here applies one of them to the row it read.
+// task_transitions, mrtr_replay and schema_migrations at Open; audit_records,
+// quota_buckets and oauth_grants when their feature first opens them) in one
+// PostgreSQL schema, and the LISTEN/NOTIFY channels that announce task
+// changes and reloaded tool sets. The state machine itself lives in package
+// tasks (the *tasks.Task transition methods); every mutation here applies
+// one of them to the row it read.
 //
 // Invariants:
 //

@@ -1,7 +1,15 @@
-// Package sqlite is the default durable task manager of mcpgate: a
-// [tasks.Manager] on one SQLite database file (modernc.org/sqlite, pure Go).
+// Package sqlite is the default durable store of mcpgate: a [tasks.Manager]
+// on one SQLite database file (modernc.org/sqlite, pure Go), the
+// [mrtr.ReplayCache] of sealed request states in the same file
+// ([NewReplayCache]), and the parts the gateway's features open on first
+// use: the audit table ([NewAuditStore]) and the vault of users' OAuth
+// grants ([NewGrantStore]). [OpenStore] opens them as one [store.Backend]
+// from a sqlite:PATH location, with an in-process publisher (tasks.Bus);
+// quotas are then kept in memory by each process.
 //
-// Ownership. This package owns the task table and its schema; the state
+// Ownership. This package owns the tables it creates (tasks,
+// task_transitions and schema_version at Open; mrtr_replay, audit_records
+// and oauth_grants when they are first opened) and their schema; the state
 // machine itself lives in package tasks (the *tasks.Task transition methods),
 // which every mutation here applies inside one write transaction.
 //

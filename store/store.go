@@ -30,9 +30,10 @@
 //   - Close releases everything the backend opened, once; the parts stop
 //     working afterwards.
 //
-// A table that joins the store later (audit records, quota buckets, OAuth
-// grants) joins as a field of Backend, filled by each backend's opener, so
-// the core never needs to know which backend it runs on.
+// What joined the store after the task tables (audit records, quota
+// buckets, OAuth grants, the signals of a reload) joined as a field of
+// Backend, filled by each backend's opener, so the core never needs to know
+// which backend it runs on; the next one joins the same way.
 package store
 
 import (

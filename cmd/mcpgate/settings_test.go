@@ -179,7 +179,7 @@ func TestSettingsReference(t *testing.T) {
 		t.Fatal(err)
 	}
 	const begin, end = "<!-- settings:begin -->\n", "<!-- settings:end -->"
-	path := filepath.Join("..", "..", "README.md")
+	path := filepath.Join("..", "..", "docs", "settings.md")
 	readme, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
