@@ -3,6 +3,7 @@ package openapi
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
@@ -59,6 +60,18 @@ func TestGolden(t *testing.T) {
 			list, err := EncodeToolsList(res.Tools)
 			if err != nil {
 				t.Fatal(err)
+			}
+			// Streamed a tool at a time, the manifest is what encoding it
+			// whole with encoding/json gives.
+			var whole bytes.Buffer
+			enc := json.NewEncoder(&whole)
+			enc.SetEscapeHTML(false)
+			enc.SetIndent("", "  ")
+			if err := enc.Encode(NewManifest(res)); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(manifest, whole.Bytes()) {
+				t.Error("the streamed manifest differs from encoding/json's encoding of it")
 			}
 			// Determinism: a second run gives the same bytes.
 			again, _ := NewManifest(loadGenerate(t, file, GenerateOptions{})).Encode()

@@ -74,8 +74,8 @@ type toolsCmd struct {
 }
 
 // Run generates the tools and writes them.
-func (c *toolsCmd) Run(ctx context.Context, io streams) error {
-	res, err := c.generate(ctx, io.stdin, io.stderr)
+func (c *toolsCmd) Run(ctx context.Context, std streams) error {
+	res, err := c.generate(ctx, std.stdin, std.stderr)
 	if err != nil {
 		return err
 	}
@@ -84,32 +84,21 @@ func (c *toolsCmd) Run(ctx context.Context, io streams) error {
 		if err != nil {
 			return err
 		}
-		printStats(io.stdout, c.Spec, st)
+		printStats(std.stdout, c.Spec, st)
 		return nil
 	}
-	if c.Format == "mcp" {
-		// Streamed: a big document's list is never held whole.
-		if c.Out == "" {
-			return openapi.WriteToolsList(io.stdout, res.Tools)
-		}
-		if err := writeToolsFile(c.Out, res.Tools); err != nil {
-			return fmt.Errorf("writing %s: %w", c.Out, err)
-		}
-		fmt.Fprintf(io.stderr, "%s: %d tools written to %s\n", c.Spec, len(res.Tools), c.Out)
-		return nil
-	}
-	data, err := openapi.NewManifest(res).Encode()
-	if err != nil {
-		return err
+	// Streamed: a big document's list or manifest is never held whole.
+	write := func(w io.Writer) error { return openapi.WriteToolsList(w, res.Tools) }
+	if c.Format == "manifest" {
+		write = func(w io.Writer) error { _, err := openapi.NewManifest(res).WriteTo(w); return err }
 	}
 	if c.Out == "" {
-		_, err = io.stdout.Write(data)
-		return err
+		return write(std.stdout)
 	}
-	if err := os.WriteFile(c.Out, data, 0o644); err != nil {
+	if err := writeFileWith(c.Out, write); err != nil {
 		return fmt.Errorf("writing %s: %w", c.Out, err)
 	}
-	fmt.Fprintf(io.stderr, "%s: %d tools written to %s\n", c.Spec, len(res.Tools), c.Out)
+	fmt.Fprintf(std.stderr, "%s: %d tools written to %s\n", c.Spec, len(res.Tools), c.Out)
 	return nil
 }
 
@@ -124,11 +113,6 @@ func printStats(w io.Writer, spec string, st *openapi.ToolStats) {
 	for _, t := range st.Largest {
 		fmt.Fprintf(w, "  %-50s %8d %7d %8d %8d\n", t.Name, t.Bytes, t.Tokens, t.InputSchemaBytes, t.OutputSchemaBytes)
 	}
-}
-
-// writeToolsFile streams a tools/list result into path.
-func writeToolsFile(path string, tools []openapi.Tool) error {
-	return writeFileWith(path, func(w io.Writer) error { return openapi.WriteToolsList(w, tools) })
 }
 
 // writeFileWith creates (or truncates) path and writes it with write.
