@@ -56,7 +56,8 @@ func (p *Provider) title() string { return cmp.Or(p.Title, p.API) }
 // empty, from the document: the authorizationCode flow of the oauth2
 // security scheme named scheme (with "", the document's only oauth2 scheme
 // that has one), and as scopes the union of those the tools' security
-// requirements name for that scheme.
+// requirements name for that scheme. A document without such a scheme is
+// fine when p names both endpoints.
 func (p Provider) FromDocument(schemes map[string]openapi.SecurityScheme, scheme string, tools []openapi.Tool) (Provider, error) {
 	if scheme == "" {
 		var found []string
@@ -68,7 +69,12 @@ func (p Provider) FromDocument(schemes map[string]openapi.SecurityScheme, scheme
 		sort.Strings(found)
 		switch len(found) {
 		case 0:
-			return p, fmt.Errorf("connect: API %s: the document has no oauth2 security scheme with an authorizationCode flow; configure the endpoints", p.API)
+			if p.AuthURL != "" && p.TokenURL != "" {
+				// Configured endpoints need no scheme (GitHub's own
+				// document declares none); the scopes are as configured.
+				return p, nil
+			}
+			return p, fmt.Errorf("connect: API %s: the document has no oauth2 security scheme with an authorizationCode flow; configure the endpoints (auth_url and token_url)", p.API)
 		case 1:
 			scheme = found[0]
 		default:

@@ -48,6 +48,12 @@ func TestFromDocument(t *testing.T) {
 		{name: "several, none named", schemes: map[string]openapi.SecurityScheme{"a": code("https://a/auth", "https://a/token"), "b": code("https://b/auth", "https://b/token")},
 			err: "several oauth2 authorizationCode schemes (a, b)"},
 		{name: "none", schemes: map[string]openapi.SecurityScheme{"i": implicit}, err: "no oauth2 security scheme with an authorizationCode flow"},
+		{name: "none, only one endpoint configured", p: connect.Provider{AuthURL: "https://github.com/login/oauth/authorize"},
+			schemes: map[string]openapi.SecurityScheme{"key": {Type: "apiKey", In: "header", Name: "X-Key"}}, err: "configure the endpoints"},
+		{name: "none, the endpoints configured (GitHub's document)",
+			p:       connect.Provider{AuthURL: "https://github.com/login/oauth/authorize", TokenURL: "https://github.com/login/oauth/access_token", Scopes: []string{"repo"}},
+			schemes: map[string]openapi.SecurityScheme{"key": {Type: "apiKey", In: "header", Name: "X-Key"}},
+			want:    connect.Provider{AuthURL: "https://github.com/login/oauth/authorize", TokenURL: "https://github.com/login/oauth/access_token", Scopes: []string{"repo"}}},
 		{name: "named without the flow", scheme: "i", schemes: map[string]openapi.SecurityScheme{"i": implicit}, err: "no authorizationCode flow"},
 		{name: "named, missing", scheme: "x", schemes: map[string]openapi.SecurityScheme{"gh": gh}, err: `no oauth2 security scheme "x"`},
 	}
