@@ -215,7 +215,7 @@ func (g *Gateway) toolHandler(st *servedTool) mcp.ToolHandler {
 
 // taskPrepare is a task tool's way before its task exists: the steps, then
 // the credential its worker will forward, kept for it.
-func (g *Gateway) taskPrepare(st *servedTool) func(context.Context, *mcp.CallToolRequest) error {
+func (g *Gateway) taskPrepare(st *servedTool) func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	keep := g.prepareTask(st.api, nil)
 	prepare := func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		ctx, res, err := g.steps(ctx, st, req)
@@ -227,19 +227,8 @@ func (g *Gateway) taskPrepare(st *servedTool) func(context.Context, *mcp.CallToo
 	if st.connect != nil {
 		prepare = st.connect(prepare)
 	}
-	return func(ctx context.Context, req *mcp.CallToolRequest) error {
-		res, err := prepare(ctx, req)
-		if err == nil && res != nil { // a refusal: no task is created
-			return &mcp.Error{Code: mcp.CodeInvalidParams, Message: resultText(res)}
-		}
-		return err
-	}
-}
-
-func resultText(r *mcp.CallToolResult) string {
-	var s string
-	for _, c := range r.Content {
-		s += c.Text
-	}
-	return s
+	// A result is a refusal (policy, quota, confirmation, a connect
+	// question's answer): it answers the call as for an ordinary tool, and
+	// no task is created.
+	return prepare
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/policy"
 	"github.com/mcpgate/mcpgate/sqlite"
 )
 
@@ -242,5 +243,24 @@ func TestTaskOperationsByEveryName(t *testing.T) {
 				t.Errorf("unmatched entries: %q, want only POST /nowhere", got)
 			}
 		})
+	}
+}
+
+// TestTaskToolRefusedLikeAnyTool: a policy's refusal of a task tool is a
+// tool error, as for an ordinary tool (it was a JSON-RPC error), and no
+// task handle.
+func TestTaskToolRefusedLikeAnyTool(t *testing.T) {
+	g := newDemo(t, Config{Policy: []policy.Rule{{When: `tool.name == "createReport" && args.kind == "orders"`, Effect: policy.Deny}}})
+	c := taskClient(g, "demo-token")
+	resp, err := c.Do(context.Background(), "tools/call", map[string]any{"name": "createReport", "arguments": map[string]any{"kind": "orders"}})
+	if err != nil || resp.Error != nil {
+		t.Fatalf("createReport: %v %+v", err, resp.Error)
+	}
+	var res struct {
+		IsError bool   `json:"isError"`
+		TaskID  string `json:"taskId"`
+	}
+	if json.Unmarshal(resp.Result, &res); !res.IsError || res.TaskID != "" || !strings.Contains(string(resp.Result), policy.DeniedMessage) {
+		t.Fatalf("a refused task tool: %s", resp.Result)
 	}
 }

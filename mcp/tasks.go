@@ -34,9 +34,11 @@ type TaskTool struct {
 	Support TaskSupport
 	// Prepare, if set, runs synchronously on tools/call before a task is
 	// created. It may pause with RequireInput (a multi round-trip request
-	// that completes before the task exists) or reject the call with an
-	// *Error. The input responses it gathered reach Run.
-	Prepare func(ctx context.Context, req *CallToolRequest) error
+	// that completes before the task exists), reject the call with an
+	// *Error, or answer it with a result of its own (a refusal the model
+	// reads, as a tool error) instead of creating a task. The input
+	// responses it gathered reach Run.
+	Prepare func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error)
 	// Run does the work: in a worker for a task, inline otherwise. A plain
 	// error is a tool error (the task completes with isError); an *Error is a
 	// protocol error (the task fails with it).
@@ -247,12 +249,16 @@ func (s *Server) callTaskToolAs(ctx context.Context, c *call, t *TaskTool, name 
 	}
 	req := &CallToolRequest{Request: c.req, Name: name, Arguments: args}
 	if t.Prepare != nil {
-		if err := t.Prepare(ctx, req); err != nil {
+		res, err := t.Prepare(ctx, req)
+		if err != nil {
 			var ir *InputRequiredError
 			if errors.As(err, &ir) {
 				return s.pause(ctx, c, bound, boundArgs, ir)
 			}
 			return nil, s.toError(c.msg.method, err)
+		}
+		if res != nil { // answered without a task
+			return s.toolOutcome(ctx, c, bound, boundArgs, res, nil)
 		}
 	}
 	if !declared {

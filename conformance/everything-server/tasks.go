@@ -114,11 +114,11 @@ func (f *fixtures) taskTools(logger *slog.Logger) (*taskRuntime, error) {
 		{
 			Tool:    mcp.Tool{Name: "test_tool_with_task", Description: "Asks the user's name, then greets them from a task"},
 			Support: mcp.TaskRequired,
-			Prepare: func(ctx context.Context, r *mcp.CallToolRequest) error {
+			Prepare: func(ctx context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				if _, ok := field(r.Request, "user_name", "name"); ok {
-					return nil
+					return nil, nil
 				}
-				return mcp.RequireInput(map[string]mcp.InputRequest{"user_name": askName}, nil)
+				return nil, mcp.RequireInput(map[string]mcp.InputRequest{"user_name": askName}, nil)
 			},
 			Run: func(ctx context.Context, r *mcp.TaskRequest) (*mcp.CallToolResult, error) {
 				got, err := r.Input(ctx, map[string]mcp.InputRequest{"user_name": askName})
