@@ -19,7 +19,7 @@ import (
 // product's settings (package internal/settings): each field's tags give its
 // YAML key, its flag (the key with dashes, after its section's prefix), its
 // MCPGATE_* environment variable, its default and its help, and `mcpgate
-// serve --help` and the README's settings reference are made from them.
+// serve --help` and docs/settings.md are made from them.
 // Programs that build a Config themselves get the same defaults from New.
 type Config struct {
 	// Spec is the OpenAPI document.

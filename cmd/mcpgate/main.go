@@ -130,6 +130,7 @@ func newParser(ctx context.Context, io streams, file *settings.File) (*kong.Kong
 		kong.Writers(io.stdout, io.stderr),
 		kong.Exit(func(code int) { panic(exited{code}) }),
 		kong.DefaultEnvars(strings.TrimSuffix(gateway.EnvPrefix, "_")),
+		kong.PostBuild(sameToolsEnvars), // after DefaultEnvars
 		kong.WithHyphenPrefixedParameters(true), // --gc-headroom -1
 		kong.NamedMapper("yaml", settings.Mapper{}),
 		kong.Vars{"version": "mcpgate " + gateway.Version(), "outcomes": outcomesVar()},
@@ -141,6 +142,32 @@ func newParser(ctx context.Context, io streams, file *settings.File) (*kong.Kong
 		opts = append(opts, kong.Resolvers(file))
 	}
 	return kong.New(&cli{}, opts...)
+}
+
+// sameToolsEnvars gives the generation flags of tools and check
+// (--include-methods) the variables of serve's (--tools-include-methods,
+// MCPGATE_TOOLS_INCLUDE_METHODS): one setting, one variable, so that a
+// check regenerates exactly what serve serves.
+func sameToolsEnvars(k *kong.Kong) error {
+	serve := map[string][]string{}
+	for _, n := range k.Model.Children {
+		if n.Name == "serve" {
+			for _, f := range n.Flags {
+				serve[f.Name] = f.Envs
+			}
+		}
+	}
+	for _, n := range k.Model.Children {
+		if n.Name != "tools" && n.Name != "check" {
+			continue
+		}
+		for _, f := range n.Flags {
+			if envs, ok := serve["tools-"+f.Name]; ok {
+				f.Envs, f.Value.Tag.Envs = envs, envs
+			}
+		}
+	}
+	return nil
 }
 
 func commandName(ctx *kong.Context) string {

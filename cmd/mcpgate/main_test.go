@@ -195,6 +195,13 @@ func TestToolsOverridesAndFilters(t *testing.T) {
 	if code != 0 || strings.Count(out, `"name":`) != 1 || !strings.Contains(out, `"name":"listPets"`) {
 		t.Errorf("filters: exit %d: %s", code, out)
 	}
+	// The variables are serve's: the same environment selects the same tools.
+	t.Setenv("MCPGATE_TOOLS_INCLUDE_METHODS", "get,delete")
+	t.Setenv("MCPGATE_TOOLS_EXCLUDE_OPERATIONS", "deletePet")
+	code, out, _ = runCLI(t, "tools", "--spec", spec)
+	if code != 0 || strings.Count(out, `"name":`) != 1 || !strings.Contains(out, `"name":"listPets"`) {
+		t.Errorf("filters from serve's variables: exit %d: %s", code, out)
+	}
 }
 
 func TestToolsStatsAndBudget(t *testing.T) {

@@ -20,7 +20,7 @@ import (
 // gatewayFlags are the settings of serve and stdio: the config file and
 // the gateway's table of settings.
 type gatewayFlags struct {
-	ConfigPath     string `name:"config" placeholder:"FILE" help:"YAML settings file: every setting below has a key (see the README's settings reference)."`
+	ConfigPath     string `name:"config" placeholder:"FILE" help:"YAML settings file: every setting below has a key (see docs/settings.md)."`
 	gateway.Config `embed:""`
 }
 

@@ -17,7 +17,7 @@ import (
 	"github.com/mcpgate/mcpgate/internal/settings"
 )
 
-var update = flag.Bool("update", false, "rewrite the README's settings reference")
+var update = flag.Bool("update", false, "rewrite the settings reference in docs/settings.md")
 
 // parseServe parses "serve args..." as the CLI would, without running it.
 func parseServe(t *testing.T, args ...string) (gateway.Config, error) {

@@ -19,7 +19,7 @@ import (
 type genFlags struct {
 	ConfigPath string   `name:"config" placeholder:"FILE" help:"YAML settings file (the one serve reads): its spec and tools keys apply."`
 	Spec       string   `yaml:"spec" name:"spec" required:"" placeholder:"FILE|URL|-" help:"OpenAPI document: a file, an http(s) URL, or - for stdin."`
-	Gen        genTools `yaml:"tools" embed:"" prefix:""`
+	Gen        genTools `yaml:"tools" embed:"" prefix:""` // serve's tools-* settings; their variables too (sameToolsEnvars)
 	Validate   bool     `name:"validate" help:"Also run kin-openapi validation and report its findings as warnings."`
 	Verbose    bool     `name:"verbose" short:"v" help:"Print every warning (default: the first 10 and a count)."`
 }

@@ -6,7 +6,7 @@ import (
 )
 
 // Reference renders the settings as a Markdown table (key, flag, variable,
-// default, meaning), the form the README's settings reference takes.
+// default, meaning), the form docs/settings.md takes.
 func Reference(list []Setting) string {
 	var b strings.Builder
 	b.WriteString("| YAML key | flag | environment | default | meaning |\n")
