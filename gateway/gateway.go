@@ -331,7 +331,8 @@ func (g *Gateway) newRunner(apis []*api) error {
 	b := g.backend
 	rc := tasks.RunnerConfig{Manager: b.Tasks, Publisher: b.Publisher, Logger: g.logger,
 		Concurrency: g.cfg.TaskConcurrency, Lease: g.cfg.TaskLease, ShutdownGrace: g.cfg.TaskShutdownGrace,
-		Checkpointing: true} // taskRun records its stage before anything irreversible
+		MaxActivePerOwner: max(g.cfg.Limits.TasksPerCaller, 0),
+		Checkpointing:     true} // taskRun records its stage before anything irreversible
 	if rc.Lease > 0 {
 		rc.Scan = min(10*time.Second, rc.Lease) // look for lapsed leases about as often as they lapse
 	}

@@ -264,3 +264,16 @@ func TestTaskToolRefusedLikeAnyTool(t *testing.T) {
 		t.Fatalf("a refused task tool: %s", resp.Result)
 	}
 }
+
+// TestTasksPerCaller: a caller past limits.tasks_per_caller gets a tool
+// error that says to wait, and no task; another caller still gets one.
+func TestTasksPerCaller(t *testing.T) {
+	g := newDemo(t, Config{Limits: LimitsConfig{TasksPerCaller: 1}})
+	c := taskClient(g, "demo-token")
+	createTask(t, c, "createReport", map[string]any{"kind": "inventory"})
+	res, err := c.CallTool(context.Background(), "createReport", map[string]any{"kind": "orders"})
+	if err != nil || !res.IsError || !strings.Contains(text(res), "most tasks in progress") {
+		t.Fatalf("a second task past the bound: %v %+v", err, res)
+	}
+	createTask(t, taskClient(g, "other-token"), "createReport", map[string]any{"kind": "inventory"})
+}

@@ -279,6 +279,11 @@ func (s *Server) callTaskToolAs(ctx context.Context, c *call, t *TaskTool, name 
 		TTL:          x.cfg.TTL,
 		PollInterval: x.cfg.PollInterval,
 	})
+	if errors.Is(err, tasks.ErrTooManyActive) {
+		// The caller's own bound: a result the model reads and acts on.
+		return s.toolOutcome(ctx, c, bound, boundArgs, ToolError("You already have the most tasks in progress one caller may have: "+
+			"wait for one to finish (tasks/get), or cancel one, then call "+name+" again."), nil)
+	}
 	if err != nil {
 		return nil, s.toError(c.msg.method, err)
 	}

@@ -98,6 +98,18 @@ func (m *Manager) Create(ctx context.Context, nt tasks.NewTask) (tasks.Task, err
 	return t, nil
 }
 
+// CountActive implements [tasks.ActiveCounter].
+func (m *Manager) CountActive(ctx context.Context, p tasks.Principal) (int, error) {
+	var n int
+	err := m.pool.QueryRow(ctx, `SELECT count(*) FROM tasks
+		WHERE subject = $1 AND tenant = $2 AND status IN ('working','input_required')
+		  AND (expires_at IS NULL OR expires_at > $3)`, p.Subject, p.Tenant, m.opts.Clock().UnixNano()).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("postgres: count tasks in progress: %w", err)
+	}
+	return n, nil
+}
+
 // read loads one task; (zero, false, nil) when there is no such row.
 func (m *Manager) read(ctx context.Context, id string) (tasks.Task, bool, error) {
 	t, err := taskrow.Scan(m.pool.QueryRow(ctx, qGet, id))

@@ -265,6 +265,9 @@ ALTER TABLE tasks ADD COLUMN stage text NOT NULL DEFAULT '';
 ALTER TABLE tasks ADD COLUMN checkpoint bytea;
 ALTER TABLE tasks ADD COLUMN secret bytea;
 `},
+		{"tasks_owner_active", `
+CREATE INDEX tasks_owner_active ON tasks (subject, tenant) WHERE status IN ('working','input_required');
+`},
 	}
 }
 

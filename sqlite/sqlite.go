@@ -80,6 +80,7 @@ type Manager struct {
 
 	get, insert, update, orphans *sql.Stmt
 	sel                          *sql.Stmt // read-for-update on the writer
+	active                       *sql.Stmt // an owner's tasks in progress
 
 	// Group commit of creates: the first Create to arrive commits its row
 	// and, while it is at it, every row queued meanwhile by other Create
@@ -152,6 +153,9 @@ var migrations = [][]string{
 		`ALTER TABLE tasks ADD COLUMN checkpoint BLOB`,
 		`ALTER TABLE tasks ADD COLUMN secret BLOB`,
 	},
+	{ // 3: an owner's tasks in progress, counted for the per-caller bound
+		`CREATE INDEX tasks_owner_active ON tasks (subject, tenant) WHERE status IN ('working','input_required')`,
+	},
 }
 
 // SchemaVersion is the schema version this build migrates to.
@@ -210,6 +214,9 @@ func Open(ctx context.Context, path string, opts Options) (*Manager, error) {
 		{m.w, &m.sel, `SELECT ` + taskrow.Columns + ` FROM tasks WHERE id = ?`},
 		{m.w, &m.insert, `INSERT INTO tasks (` + taskrow.Columns + `) VALUES (?` + strings.Repeat(",?", taskrow.NumColumns-1) + `)`},
 		{m.w, &m.update, `UPDATE tasks SET ` + taskrow.Mutable(func(int) string { return "?" }) + ` WHERE id=? AND version=?`},
+		{m.r, &m.active, `SELECT count(*) FROM tasks
+			WHERE subject = ? AND tenant = ? AND status IN ('working','input_required')
+			  AND (expires_at IS NULL OR expires_at > ?)`},
 		{m.r, &m.orphans, `SELECT ` + taskrow.Columns + ` FROM tasks
 			WHERE status IN ('working','input_required')
 			  AND (lease_owner = '' OR lease_expires_at <= ?)
@@ -326,7 +333,7 @@ func (m *Manager) migrate(ctx context.Context) error {
 
 // Close closes the database.
 func (m *Manager) Close() error {
-	for _, s := range []*sql.Stmt{m.get, m.sel, m.insert, m.update, m.orphans} {
+	for _, s := range []*sql.Stmt{m.get, m.sel, m.insert, m.update, m.orphans, m.active} {
 		if s != nil {
 			s.Close()
 		}
@@ -365,6 +372,15 @@ func (m *Manager) Create(ctx context.Context, nt tasks.NewTask) (tasks.Task, err
 	}
 	m.opts.Notify(ctx, t.ID)
 	return t, nil
+}
+
+// CountActive implements [tasks.ActiveCounter].
+func (m *Manager) CountActive(ctx context.Context, p tasks.Principal) (int, error) {
+	var n int
+	if err := m.active.QueryRowContext(ctx, p.Subject, p.Tenant, m.opts.Clock().UnixNano()).Scan(&n); err != nil {
+		return 0, fmt.Errorf("sqlite: count tasks in progress: %w", err)
+	}
+	return n, nil
 }
 
 // Get implements [tasks.Store].

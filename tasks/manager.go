@@ -61,6 +61,15 @@ type Manager interface {
 	WorkerStore
 }
 
+// ActiveCounter is what a manager offers for a per-owner bound on tasks
+// in progress ([RunnerConfig.MaxActivePerOwner]): every manager here
+// implements it.
+type ActiveCounter interface {
+	// CountActive is the number of p's tasks that are working or
+	// input_required and not expired.
+	CountActive(ctx context.Context, p Principal) (int, error)
+}
+
 // Options are the settings every manager shares.
 type Options struct {
 	// Now is the clock; nil means time.Now. Times are stored in UTC.

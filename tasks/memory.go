@@ -224,3 +224,17 @@ func (m *Memory) Len() int {
 	defer m.mu.Unlock()
 	return len(m.tasks)
 }
+
+// CountActive implements [ActiveCounter].
+func (m *Memory) CountActive(_ context.Context, p Principal) (int, error) {
+	now := m.opts.Clock()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for _, t := range m.tasks {
+		if t.Owner == p && !t.Status.Terminal() && !t.Expired(now) {
+			n++
+		}
+	}
+	return n, nil
+}

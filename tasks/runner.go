@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
 	"sync"
 	"time"
@@ -103,6 +104,14 @@ type RunnerConfig struct {
 	// are stopped at once: their answers are recorded, so a re-run replays
 	// them.
 	ShutdownGrace time.Duration
+	// MaxActivePerOwner bounds the tasks in progress (working or
+	// input_required) one owner may have: past it Submit fails with
+	// [ErrTooManyActive], so that one caller cannot queue its work ahead
+	// of everyone else's. 0: no bound. The count is the store's, so the
+	// bound holds across replicas, up to one task per replica submitting
+	// for the same owner at the same moment (submissions are serialized per
+	// owner within a process only).
+	MaxActivePerOwner int
 	// Logger receives background errors; default slog.Default().
 	Logger *slog.Logger
 }
@@ -122,6 +131,11 @@ type Runner struct {
 	running  map[string]*Exec
 	queued   map[string]bool // ids in queue: recovery does not queue them twice
 	handlers map[string]Handler
+
+	// active counts an owner's tasks in progress (MaxActivePerOwner);
+	// owners serializes each owner's submissions around that count.
+	active ActiveCounter
+	owners [64]sync.Mutex
 }
 
 type job struct {
@@ -165,7 +179,12 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	active, _ := cfg.Manager.(ActiveCounter)
+	if cfg.MaxActivePerOwner > 0 && active == nil {
+		return nil, fmt.Errorf("%w: MaxActivePerOwner needs a manager that counts tasks in progress (ActiveCounter)", ErrInvalid)
+	}
 	return &Runner{
+		active:   active,
 		draining: make(chan struct{}),
 		cfg:      cfg,
 		m:        cfg.Manager,
@@ -218,12 +237,34 @@ func (r *Runner) Submit(ctx context.Context, nt NewTask) (Task, error) {
 	if err := r.cfg.Secrets.seal(ctx, &nt); err != nil {
 		return Task{}, fmt.Errorf("submit task: %w", err)
 	}
+	if max := r.cfg.MaxActivePerOwner; max > 0 {
+		mu := r.ownerLock(nt.Owner)
+		mu.Lock()
+		defer mu.Unlock()
+		n, err := r.active.CountActive(ctx, nt.Owner)
+		if err != nil {
+			return Task{}, fmt.Errorf("submit task: %w", err)
+		}
+		if n >= max {
+			return Task{}, fmt.Errorf("submit task: %w: %d, the most one caller may have", ErrTooManyActive, n)
+		}
+	}
 	t, err := r.m.Create(ctx, nt)
 	if err != nil {
 		return Task{}, fmt.Errorf("submit task: %w", err)
 	}
 	r.enqueue(ctx, job{id: t.ID}, false) // backlog full: the task waits in the store for a scan
 	return t, nil
+}
+
+// ownerLock is the mutex that serializes one owner's submissions (one of
+// a fixed set, by hash: bounded memory whatever the number of owners).
+func (r *Runner) ownerLock(p Principal) *sync.Mutex {
+	h := fnv.New32a()
+	h.Write([]byte(p.Tenant))
+	h.Write([]byte{0})
+	h.Write([]byte(p.Subject))
+	return &r.owners[h.Sum32()%uint32(len(r.owners))]
 }
 
 // enqueue puts j in the backlog unless it is there already. With block it

@@ -156,6 +156,54 @@ func TestRunnerSubmitUnknownTool(t *testing.T) {
 	}
 }
 
+// TestRunnerMaxActivePerOwner: past its bound an owner's submissions are
+// refused, even many at once, while another owner's go through; a task
+// that ends makes room.
+func TestRunnerMaxActivePerOwner(t *testing.T) {
+	m := tasks.NewMemory(1000, tasks.Options{})
+	r, err := tasks.NewRunner(tasks.RunnerConfig{Manager: m, MaxActivePerOwner: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Handle("build", handler(func(ctx context.Context, x *tasks.Exec) (json.RawMessage, error) { return nil, nil }))
+	var wg sync.WaitGroup
+	var created, refused atomic.Int32
+	var first atomic.Value
+	for range 20 {
+		wg.Go(func() {
+			tk, err := r.Submit(t.Context(), tasks.NewTask{Owner: owner, ToolName: "build"})
+			switch {
+			case err == nil:
+				created.Add(1)
+				first.CompareAndSwap(nil, tk.ID)
+			case errors.Is(err, tasks.ErrTooManyActive):
+				refused.Add(1)
+			default:
+				t.Errorf("submit: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	if created.Load() != 3 || refused.Load() != 17 {
+		t.Fatalf("20 submissions at once: %d created, %d refused; want 3 and 17", created.Load(), refused.Load())
+	}
+	if _, err := r.Submit(t.Context(), tasks.NewTask{Owner: tasks.Principal{Subject: "someone else"}, ToolName: "build"}); err != nil {
+		t.Fatalf("another owner: %v", err)
+	}
+	if err := m.Cancel(t.Context(), owner, first.Load().(string)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Submit(t.Context(), tasks.NewTask{Owner: owner, ToolName: "build"}); err != nil {
+		t.Fatalf("after a task ended: %v", err)
+	}
+	if _, err := tasks.NewRunner(tasks.RunnerConfig{Manager: noCounter{m}, MaxActivePerOwner: 3}); !errors.Is(err, tasks.ErrInvalid) {
+		t.Errorf("a manager that cannot count: %v", err)
+	}
+}
+
+// noCounter is a manager without CountActive.
+type noCounter struct{ tasks.Manager }
+
 func TestRunnerCancel(t *testing.T) {
 	for _, withBus := range []bool{false, true} {
 		name := map[bool]string{false: "Polling", true: "Publisher"}[withBus]

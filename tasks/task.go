@@ -237,6 +237,9 @@ var (
 	ErrClaimed = errors.New("task already claimed")
 	// ErrCapacity is returned by a bounded manager that is full.
 	ErrCapacity = errors.New("task store full")
+	// ErrTooManyActive is returned by a submission whose owner already has
+	// the most tasks in progress one owner may have.
+	ErrTooManyActive = errors.New("too many tasks in progress")
 	// ErrInvalid is returned for malformed input (bad JSON payload, missing
 	// tool name, reused input key).
 	ErrInvalid = errors.New("invalid task data")

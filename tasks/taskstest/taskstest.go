@@ -149,6 +149,7 @@ func Run(t *testing.T, f Factory) {
 		{"Concurrent", testConcurrent},
 		{"Checkpoints", testCheckpoints},
 		{"SecretLivesWithTheTask", testSecret},
+		{"CountActive", testCountActive},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, f) })
@@ -836,5 +837,51 @@ func testSecret(t *testing.T, f Factory) {
 	// Without one there is none.
 	if got := e.get(alice, e.create(tasks.NewTask{}).ID); got.Secret != nil {
 		t.Fatalf("secret %q on a task created without one", got.Secret)
+	}
+}
+
+// testCountActive: a manager counts an owner's tasks in progress (working
+// and input_required, not expired), and no one else's.
+func testCountActive(t *testing.T, f Factory) {
+	e := newEnv(t, f)
+	counter, ok := e.m.(tasks.ActiveCounter)
+	if !ok {
+		t.Fatalf("%T does not implement tasks.ActiveCounter", e.m)
+	}
+	count := func(p tasks.Principal) int {
+		t.Helper()
+		n, err := counter.CountActive(e.ctx, p)
+		if err != nil {
+			t.Fatalf("CountActive: %v", err)
+		}
+		return n
+	}
+	working := e.create(tasks.NewTask{})
+	asking := e.claim(e.create(tasks.NewTask{}), "w1")
+	if _, err := e.m.RequireInput(e.ctx, asking.Lease(), map[string]json.RawMessage{"q": raw(`{}`)}, ""); err != nil {
+		t.Fatal(err)
+	}
+	done := e.claim(e.create(tasks.NewTask{}), "w1")
+	if err := e.m.Finish(e.ctx, done.Lease(), tasks.Completed, raw(`{"content":[]}`), ""); err != nil {
+		t.Fatal(err)
+	}
+	e.create(tasks.NewTask{TTL: time.Minute}) // expires below
+	e.create(tasks.NewTask{Owner: bob})
+	e.create(tasks.NewTask{Owner: aliceElsewhere})
+	if n := count(alice); n != 3 {
+		t.Errorf("alice has %d tasks in progress, want 3 (working, input_required, and the one with a TTL)", n)
+	}
+	e.clock.Advance(2 * time.Minute)
+	if n := count(alice); n != 2 {
+		t.Errorf("after the TTL: %d, want 2", n)
+	}
+	if err := e.m.Cancel(e.ctx, alice, working.ID); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(alice); n != 1 {
+		t.Errorf("after a cancel: %d, want 1", n)
+	}
+	if count(bob) != 1 || count(aliceElsewhere) != 1 || count(tasks.Principal{Subject: "nobody"}) != 0 {
+		t.Errorf("other owners: bob %d, alice@globex %d, nobody %d", count(bob), count(aliceElsewhere), count(tasks.Principal{Subject: "nobody"}))
 	}
 }
