@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/mcpgate/mcpgate/audit"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -47,6 +48,18 @@ func newMetrics() *metrics {
 	m.registry.MustRegister(m.requests, m.latency, m.toolCalls, m.toolTime, m.reloads,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+// watchAudit exports what the audit recorder could not keep: records
+// dropped because its buffer was full, and records its sink refused.
+func (m *metrics) watchAudit(r *audit.Recorder) {
+	m.registry.MustRegister(
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "mcpgate_audit_records_dropped_total", Help: "Audit records dropped because the recorder's buffer was full (the sink is too slow, or one caller flooded its share).",
+		}, func() float64 { return float64(r.Dropped()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "mcpgate_audit_records_failed_total", Help: "Audit records the sink refused to write (each failure is also logged).",
+		}, func() float64 { return float64(r.Failed()) }))
 }
 
 // handler serves the metrics.

@@ -81,6 +81,7 @@ func (g *Gateway) setupOps(ctx context.Context) error {
 		}
 		g.ops.audit = audit.NewRecorder(sink, audit.Options{Replica: replica, IncludeArguments: a.IncludeArguments,
 			Retention: max(a.Retention, 0), Logger: g.logger})
+		g.metrics.watchAudit(g.ops.audit)
 	}
 	return nil
 }

@@ -256,3 +256,28 @@ func TestAuditTaskChanges(t *testing.T) {
 		t.Fatalf("the task's changes recorded: %v\n%s", statuses, raw)
 	}
 }
+
+// TestAuditLossIsCounted: records the sink refuses (here /dev/full, where
+// every write fails) show in /metrics, as the dropped ones do.
+func TestAuditLossIsCounted(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full here")
+	}
+	g := newDemo(t, Config{Audit: AuditConfig{Sink: "file:/dev/full"}})
+	ts := httptest.NewServer(g.Handler())
+	defer ts.Close()
+	c := mcp.NewClient(g.Server())
+	c.Principal = g.callers.principal("demo-token")
+	for range 3 {
+		if _, err := c.CallTool(context.Background(), "getPet", map[string]any{"petId": 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantMetrics(t, ts.URL, "mcpgate_audit_records_dropped_total 0")
+	for deadline := time.Now().Add(10 * time.Second); g.ops.audit.Failed() < 3; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the sink's failures were not counted: %d", g.ops.audit.Failed())
+		}
+	}
+	wantMetrics(t, ts.URL, "mcpgate_audit_records_failed_total 3")
+}
