@@ -341,7 +341,7 @@ func (g *Gateway) newRunner(apis []*api) error {
 		return err
 	}
 	if rc.Secrets != nil {
-		g.logger.Info("tasks keep their caller's credential sealed in the store until they end")
+		g.logger.Info("tasks keep their caller's credential sealed in the store until they end", "store", b.Location)
 	}
 	g.runner, err = tasks.NewRunner(rc)
 	return err
