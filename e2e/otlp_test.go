@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -232,6 +233,10 @@ func TestTracingMeta(t *testing.T) {
 	recs := auditCLI(t, "--file", file)
 	if len(recs) != 1 || recs[0].TraceID != trace {
 		t.Errorf("audit records %+v: want one, in trace %s", recs, trace)
+	}
+	// The call's log line names the trace too, so logs, audit and spans meet.
+	if !regexp.MustCompile(`msg="tool call" .*trace_id=` + trace).MatchString(g.Log.String()) {
+		t.Errorf("the tool call's log line does not name trace %s:\n%s", trace, g.Log)
 	}
 }
 

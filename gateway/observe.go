@@ -123,10 +123,15 @@ func (g *Gateway) endToolCall(ctx context.Context, c *toolCall, r *mcp.RequestIn
 	g.metrics.toolCall(label, outcome, out.Duration)
 	p := mcp.PrincipalFrom(ctx)
 	if g.logger.Enabled(ctx, slog.LevelInfo) { // else the caller's name need not be hashed
-		g.logger.LogAttrs(ctx, slog.LevelInfo, "tool call",
+		attrs := []slog.Attr{
 			slog.String("tool", c.tool), slog.String("api", c.api), slog.String("outcome", outcome),
 			slog.Int("upstream_status", c.status), slog.Duration("duration", out.Duration.Round(time.Microsecond)),
-			slog.String("caller", g.callers.logName(p.Subject)))
+			slog.String("caller", g.callers.logName(p.Subject)),
+		}
+		if id := telemetry.TraceID(ctx); id != "" { // the audit record names it too
+			attrs = append(attrs, slog.String("trace_id", id))
+		}
+		g.logger.LogAttrs(ctx, slog.LevelInfo, "tool call", attrs...)
 	}
 	if g.ops.audit == nil {
 		return
