@@ -34,7 +34,9 @@ const compactDepth = 2
 // included (a schema that is allOf itself would go on forever), and
 // compactNodes how many subschemas one compact schema may inline: past
 // either bound a schema keeps its type only, so the cost stays linear
-// whatever the document's fan-out.
+// whatever the document's fan-out. A compact schema still over
+// MaxOutputSchemaBytes is made again one level shallower with fewer nodes,
+// and at last cut to its root's type.
 const (
 	compactInline = compactDepth + 8
 	compactNodes  = 2000
@@ -43,8 +45,8 @@ const (
 // compactKey identifies a compact conversion: the same schema at the same
 // level converts to the same value.
 type compactKey struct {
-	s             *openapi3.Schema
-	depth, inline int
+	s                    *openapi3.Schema
+	depth, inline, limit int
 }
 
 // compactEntry is a cached compact conversion, encoded once, and the
@@ -62,11 +64,11 @@ func (c *schemaConverter) compactRef(r *openapi3.SchemaRef, d deps) any {
 	if r == nil || r.Value == nil {
 		return map[string]any{}
 	}
-	if c.depth >= compactDepth || c.inline >= compactInline || c.nodes >= compactNodes {
+	if c.depth >= c.depthLimit || c.inline >= compactInline || c.nodes >= c.nodeLimit {
 		return shallow(r.Value)
 	}
-	key := compactKey{r.Value, c.depth, c.inline}
-	if e, ok := c.compactCache[key]; ok && c.depth >= 1 && c.nodes+e.nodes <= compactNodes {
+	key := compactKey{r.Value, c.depth, c.inline, c.depthLimit}
+	if e, ok := c.compactCache[key]; ok && c.depth >= 1 && c.nodes+e.nodes <= c.nodeLimit {
 		c.nodes += e.nodes
 		return e.raw
 	}
@@ -86,7 +88,7 @@ func (c *schemaConverter) compactRef(r *openapi3.SchemaRef, d deps) any {
 			m["description"] = desc
 		}
 	}
-	if c.depth > 1 && c.nodes < compactNodes { // complete, not cut by the budget
+	if c.depth > 1 && c.nodes < c.nodeLimit { // complete, not cut by the budget
 		if raw, err := marshalNoEscape(v); err == nil {
 			if c.compactCache == nil {
 				c.compactCache = map[compactKey]compactEntry{}

@@ -1063,16 +1063,18 @@ func (g *generator) outputSchema(where string, op *openapi3.Operation) json.RawM
 		if mt == nil || mt.Schema == nil || mt.Schema.Value == nil {
 			continue
 		}
-		d := deps{}
-		g.out.nodes = 0
-		v := g.out.convertRef(mt.Schema, d)
-		root, ok := v.(map[string]any)
-		if !ok {
-			return nil
+		raw, trimmed, err := g.encodeOutput(mt.Schema, compactDepth, compactNodes)
+		for _, retry := range []struct{ depth, nodes int }{{compactDepth - 1, compactNodes / 10}, {compactDepth - 1, 10}, {0, 0}} {
+			if err != nil || !g.out.compact || g.maxOut <= 0 || len(raw) <= g.maxOut {
+				break
+			}
+			raw, trimmed, err = g.encodeOutput(mt.Schema, retry.depth, retry.nodes)
 		}
-		raw, trimmed, err := g.out.encodeWithDefs(root, d, g.maxOut)
 		if err != nil {
 			g.warn(fmt.Sprintf("%s: outputSchema: %v", where, err))
+			return nil
+		}
+		if raw == nil {
 			return nil
 		}
 		if trimmed > 0 {
@@ -1085,6 +1087,19 @@ func (g *generator) outputSchema(where string, op *openapi3.Operation) json.RawM
 		return raw
 	}
 	return nil
+}
+
+// encodeOutput converts and encodes one response schema; depth and nodes
+// bound a compact schema's inlining. A schema that is not an object gives
+// nil.
+func (g *generator) encodeOutput(schema *openapi3.SchemaRef, depth, nodes int) ([]byte, int, error) {
+	d := deps{}
+	g.out.nodes, g.out.nodeLimit, g.out.depthLimit = 0, nodes, depth
+	root, ok := g.out.convertRef(schema, d).(map[string]any)
+	if !ok {
+		return nil, 0, nil
+	}
+	return g.out.encodeWithDefs(root, d, g.maxOut)
 }
 
 func securitySchemes(t *openapi3.T) map[string]SecurityScheme {

@@ -1278,3 +1278,36 @@ func TestClosedComposition(t *testing.T) {
 		t.Errorf("a property beyond the composition is accepted: %s", tool.InputSchema)
 	}
 }
+
+// TestCompactOverBoundIsRetried: a compact schema over MaxOutputSchemaBytes
+// is made again with fewer inlined nodes instead of being left out
+// (GitHub's issue timeline: a oneOf of 20 event types).
+func TestCompactOverBoundIsRetried(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"openapi":"3.0.0","paths":{"/a":{"get":{"responses":{"200":{"description":"x","content":{"application/json":{"schema":{"type":"array","items":{"oneOf":[`)
+	for i := range 30 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString(`{"type":"object","properties":{`)
+		for j := range 20 {
+			if j > 0 {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, `"field_%d_%d":{"type":"object","properties":{"x":{"type":"string"}}}`, i, j)
+		}
+		b.WriteString(`}}`)
+	}
+	b.WriteString(`]}}}}}}}}}}`)
+	doc, err := Parse(context.Background(), []byte(b.String()), "wide.json", LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Generate(doc, GenerateOptions{MaxOutputSchemaBytes: 8 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out := res.Tools[0].OutputSchema; len(out) == 0 || len(out) > 8<<10 {
+		t.Errorf("outputSchema %d bytes, want one within 8 KiB (warnings %v)", len(out), res.Warnings)
+	}
+}

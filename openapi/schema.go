@@ -80,6 +80,8 @@ type schemaConverter struct {
 	// inlined in the schema being built.
 	compact              bool
 	depth, inline, nodes int
+	nodeLimit            int // compactNodes, or less for a retry
+	depthLimit           int // compactDepth, or less for a retry
 	compactCache         map[compactKey]compactEntry
 	// refDescriptions: descriptions written beside $refs (may be nil).
 	refDescriptions map[*openapi3.SchemaRef]string
