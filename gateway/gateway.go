@@ -326,10 +326,22 @@ func (g *Gateway) openStore(ctx context.Context) error {
 	return nil
 }
 
+// dbSystem is the OpenTelemetry db.system.name of a store location; ""
+// for one that is no database (memory).
+func dbSystem(location string) string {
+	switch scheme, _, _ := strings.Cut(location, ":"); scheme {
+	case "sqlite":
+		return "sqlite"
+	case "postgres", "postgresql":
+		return "postgresql"
+	}
+	return ""
+}
+
 // newRunner builds the task runner on the store.
 func (g *Gateway) newRunner(apis []*api) error {
 	b := g.backend
-	rc := tasks.RunnerConfig{Manager: b.Tasks, Publisher: b.Publisher, Logger: g.logger,
+	rc := tasks.RunnerConfig{Manager: traceTasks(b.Tasks, g.ops.tracer, dbSystem(g.cfg.Store)), Publisher: b.Publisher, Logger: g.logger,
 		Concurrency: g.cfg.TaskConcurrency, Lease: g.cfg.TaskLease, ShutdownGrace: g.cfg.TaskShutdownGrace,
 		MaxActivePerOwner: max(g.cfg.Limits.TasksPerCaller, 0),
 		Checkpointing:     true} // taskRun records its stage before anything irreversible
