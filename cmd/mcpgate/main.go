@@ -130,7 +130,7 @@ func newParser(ctx context.Context, io streams, file *settings.File) (*kong.Kong
 		kong.Writers(io.stdout, io.stderr),
 		kong.Exit(func(code int) { panic(exited{code}) }),
 		kong.DefaultEnvars(strings.TrimSuffix(gateway.EnvPrefix, "_")),
-		kong.PostBuild(sameToolsEnvars), // after DefaultEnvars
+		kong.PostBuild(sameToolsEnvars),         // after DefaultEnvars
 		kong.WithHyphenPrefixedParameters(true), // --gc-headroom -1
 		kong.NamedMapper("yaml", settings.Mapper{}),
 		kong.Vars{"version": "mcpgate " + gateway.Version(), "outcomes": outcomesVar()},
