@@ -117,7 +117,7 @@ type LimitsConfig struct {
 	StreamsPerAddress  int           `yaml:"streams_per_address" name:"streams-per-address" default:"256" help:"Most listen streams per client address."`
 	StreamsPerCaller   int           `yaml:"streams_per_caller" name:"streams-per-caller" default:"32" help:"Most listen streams per caller."`
 	TrustedProxies     []string      `yaml:"trusted_proxies" name:"trusted-proxies" help:"Proxies (addresses or CIDR prefixes, comma-separated) whose X-Forwarded-For names the client address for these limits; default none: the TCP peer is the client."`
-	TasksPerCaller     int           `yaml:"tasks_per_caller" name:"tasks-per-caller" default:"32" help:"Most tasks in progress (working or waiting for input) one caller may have, counted in the store (so across replicas); past it a task tool answers a tool error asking to wait (a negative value: no bound)."`
+	TasksPerCaller     int           `yaml:"tasks_per_caller" name:"tasks-per-caller" default:"100" help:"Most tasks in progress (working or waiting for input) one caller may have, counted in the store (so across replicas); past it a task tool answers a tool error asking to wait (a negative value: no bound)."`
 }
 
 // LogConfig configures the structured log on stderr.
