@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/corpustest"
 	"github.com/mcpgate/mcpgate/internal/cputime"
 	"github.com/mcpgate/mcpgate/openapi"
 )
@@ -20,7 +21,7 @@ import (
 func BenchmarkSearchGraph(b *testing.B) {
 	// The index alone stays alive, as in a gateway that keeps its tools
 	// (the benchmark drops the document so its garbage does not time GC).
-	path := filepath.Join(corpusDir(b), "apis-guru/microsoft.com-graph.json")
+	path := filepath.Join(corpustest.Dir(b), "apis-guru/microsoft.com-graph.json")
 	doc, err := openapi.Load(context.Background(), path, openapi.LoadOptions{})
 	if err != nil {
 		b.Fatal(err)
@@ -78,7 +79,7 @@ func BenchmarkSearchGraph(b *testing.B) {
 func BenchmarkIndexBuild(b *testing.B) {
 	for _, file := range []string{"apis-guru/microsoft.com-graph.json", "github/api.github.com.json", "apis-guru/stripe.com.json"} {
 		b.Run(filepath.Base(file), func(b *testing.B) {
-			path := filepath.Join(corpusDir(b), file)
+			path := filepath.Join(corpustest.Dir(b), file)
 			var load, index, loadCPU, indexCPU time.Duration
 			for i := 0; i < b.N; i++ {
 				runtime.GC()

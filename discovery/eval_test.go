@@ -11,6 +11,7 @@ import (
 
 	yaml "go.yaml.in/yaml/v4"
 
+	"github.com/mcpgate/mcpgate/internal/corpustest"
 	"github.com/mcpgate/mcpgate/openapi"
 )
 
@@ -48,20 +49,6 @@ func loadEvalSet(t testing.TB, api string) *evalSet {
 	return &s
 }
 
-// corpusDir returns MCPGATE_CORPUS. Unset: the test is skipped, except under
-// CI (env CI non-empty) where it fails.
-func corpusDir(t testing.TB) string {
-	t.Helper()
-	dir := os.Getenv("MCPGATE_CORPUS")
-	if dir == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("MCPGATE_CORPUS is not set but CI is: run scripts/corpus/get.sh DIR and set MCPGATE_CORPUS=DIR")
-		}
-		t.Skip("MCPGATE_CORPUS is not set (run scripts/corpus/get.sh DIR and set MCPGATE_CORPUS=DIR)")
-	}
-	return dir
-}
-
 // corpusAPI is one loaded corpus document and its index input.
 type corpusAPI struct {
 	doc   *openapi.Document
@@ -75,7 +62,7 @@ var corpusCache sync.Map // file → *corpusAPI (read-only once stored)
 
 func loadCorpusAPI(t testing.TB, api, file string) *corpusAPI {
 	t.Helper()
-	path := filepath.Join(corpusDir(t), file)
+	path := filepath.Join(corpustest.Dir(t), file)
 	if c, ok := corpusCache.Load(path); ok {
 		return c.(*corpusAPI)
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpgate/mcpgate/internal/corpustest"
 	"github.com/mcpgate/mcpgate/openapi"
 )
 
@@ -72,7 +73,7 @@ func TestDistillWordNet(t *testing.T) {
 // apiVocabulary is the set of stems that occur in the tools of at least
 // wnMinDocs corpus documents.
 func apiVocabulary(t *testing.T) map[string]bool {
-	dir := corpusDir(t)
+	dir := corpustest.Dir(t)
 	docsOf := map[string]int{}
 	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !(strings.HasSuffix(path, ".json") || strings.HasSuffix(path, ".yaml")) || filepath.Dir(path) == dir {

@@ -22,6 +22,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	yaml "go.yaml.in/yaml/v4"
 
+	"github.com/mcpgate/mcpgate/internal/corpustest"
 	"github.com/mcpgate/mcpgate/internal/npmtest"
 )
 
@@ -76,7 +77,7 @@ const (
 
 func TestPrismCorpus(t *testing.T) {
 	const what = "the Prism corpus test (e2e/prism_test.go)"
-	corpus := prismCorpus(t)
+	corpus := corpustest.Dir(t)
 	node := npmtest.NeedTool(t, "node", what)
 	npm := npmtest.NeedTool(t, "npm", what)
 	modules := npmtest.Install(t, npm, filepath.Join("..", "scripts", "prism"), "mcpgate-prism-", "@stoplight/prism-cli/package.json")
@@ -137,22 +138,6 @@ func setting(t *testing.T, name string, parse func(string) error) {
 			t.Fatalf("%s=%q: %v", name, v, err)
 		}
 	}
-}
-
-// prismCorpus returns MCPGATE_CORPUS: unset, the test is skipped (failed
-// under CI, as the openapi corpus test is).
-func prismCorpus(t *testing.T) string {
-	dir := os.Getenv("MCPGATE_CORPUS")
-	if dir == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("MCPGATE_CORPUS is not set but CI is: run scripts/corpus/get.sh DIR and set MCPGATE_CORPUS=DIR")
-		}
-		t.Skip("MCPGATE_CORPUS is not set: skipping the Prism corpus test (run scripts/corpus/get.sh DIR and set MCPGATE_CORPUS=DIR)")
-	}
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		t.Fatalf("MCPGATE_CORPUS=%s is not a directory: %v", dir, err)
-	}
-	return dir
 }
 
 // corpusDocuments lists the corpus' documents (its manifest.json), those the

@@ -8,9 +8,10 @@ import (
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/mcpgate/mcpgate/internal/corpustest"
 )
 
-// Benchmarks over corpus documents (MCPGATE_CORPUS, see corpusDir):
+// Benchmarks over corpus documents (MCPGATE_CORPUS, see corpustest.Dir):
 //
 //	MCPGATE_CORPUS=DIR go test -run '^$' -bench 'ToolsList|KinLoadFromData' -benchtime 3x -benchmem ./openapi/
 //
@@ -26,7 +27,7 @@ import (
 var benchDocs = []string{"github/api.github.com.json", "apis-guru/microsoft.com-graph.json"}
 
 func BenchmarkToolsList(b *testing.B) {
-	dir := corpusDir(b)
+	dir := corpustest.Dir(b)
 	for _, name := range benchDocs {
 		path := filepath.Join(dir, name)
 		for _, mode := range []string{OutputSchemaCompact, OutputSchemaFull} {
@@ -54,7 +55,7 @@ func BenchmarkToolsList(b *testing.B) {
 }
 
 func BenchmarkKinLoadFromData(b *testing.B) {
-	dir := corpusDir(b)
+	dir := corpustest.Dir(b)
 	for _, name := range benchDocs {
 		path := filepath.Join(dir, name)
 		b.Run(filepath.Base(name), func(b *testing.B) {

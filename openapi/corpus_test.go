@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/mcpgate/mcpgate/internal/corpustest"
 )
 
 // Corpus expectations, from scripts/corpus/get.sh (see its MANIFEST.md).
@@ -16,24 +18,6 @@ const (
 	corpusDocuments  = 59
 	corpusOperations = 19661
 )
-
-// corpusDir returns the corpus directory named by MCPGATE_CORPUS. Unset: the
-// test is skipped, except under CI (env CI non-empty) where it fails. Set but
-// unusable: it fails.
-func corpusDir(t testing.TB) string {
-	t.Helper()
-	dir := os.Getenv("MCPGATE_CORPUS")
-	if dir == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("MCPGATE_CORPUS is not set but CI is: run scripts/corpus/get.sh DIR and set MCPGATE_CORPUS=DIR")
-		}
-		t.Skip("MCPGATE_CORPUS is not set (run scripts/corpus/get.sh DIR and set MCPGATE_CORPUS=DIR)")
-	}
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		t.Fatalf("MCPGATE_CORPUS=%s is not a directory: %v", dir, err)
-	}
-	return dir
-}
 
 type corpusEntry struct {
 	File       string `json:"file"`
@@ -72,7 +56,7 @@ var argNameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
 // (scripts/corpus/ajv): the test fails when any tool's schema does not
 // compile there.
 func TestCorpus(t *testing.T) {
-	dir := corpusDir(t)
+	dir := corpustest.Dir(t)
 	entries := corpusEntries(t, dir)
 	ecma := newECMACheck(t)
 	var docs, ops, tools, schemas int
@@ -194,7 +178,7 @@ func checkTools(t *testing.T, tools []Tool, compiled *int) {
 //
 //	MCPGATE_CORPUS=DIR go test -run TestCorpusToolSizes -v ./openapi/
 func TestCorpusToolSizes(t *testing.T) {
-	dir := corpusDir(t)
+	dir := corpustest.Dir(t)
 	for _, name := range []string{"github/api.github.com.json", "apis-guru/stripe.com.json"} {
 		doc, err := Load(context.Background(), filepath.Join(dir, name), LoadOptions{})
 		if err != nil {
