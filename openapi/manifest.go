@@ -386,6 +386,51 @@ func diffTool(o, n *Tool) []Change {
 	cosmetic := func(what string) {
 		out = append(out, Change{Tool: o.Name, Cosmetic: true, Message: what + " changed"})
 	}
+	if !bytes.Equal(o.InputSchema, n.InputSchema) {
+		out = append(out, diffInput(o, n)...)
+	}
+	// Annotations: less safe is breaking.
+	oa, na := o.Annotations, n.Annotations
+	hint := func(name string, ov, nv, safe bool) {
+		if ov == nv {
+			return
+		}
+		add(nv != safe, "%s changed from %t to %t", name, ov, nv)
+	}
+	hint("readOnlyHint", oa.ReadOnlyHint, na.ReadOnlyHint, true)
+	hint("destructiveHint", oa.DestructiveHint, na.DestructiveHint, false)
+	hint("idempotentHint", oa.IdempotentHint, na.IdempotentHint, true)
+	hint("openWorldHint", oa.OpenWorldHint, na.OpenWorldHint, false)
+	if oa.Title != na.Title {
+		cosmetic("annotations.title")
+	}
+	if o.Title != n.Title {
+		cosmetic("title")
+	}
+	if o.Description != n.Description {
+		cosmetic("description")
+	}
+	if !bytes.Equal(o.OutputSchema, n.OutputSchema) {
+		add(false, "outputSchema changed")
+	}
+	if !reflect.DeepEqual(o.Route, n.Route) {
+		add(false, "route changed (%s %s → %s %s)", o.Route.Method, o.Route.Path, n.Route.Method, n.Route.Path)
+	}
+	if !slices.Equal(o.Tags, n.Tags) {
+		add(false, "tags changed")
+	}
+	if !slices.Equal(o.RedactResponse, n.RedactResponse) {
+		add(len(n.RedactResponse) < len(o.RedactResponse), "redactResponse changed")
+	}
+	return out
+}
+
+// diffInput compares two different inputSchemas argument by argument.
+func diffInput(o, n *Tool) []Change {
+	var out []Change
+	add := func(breaking bool, format string, args ...any) {
+		out = append(out, Change{Tool: o.Name, Breaking: breaking, Message: fmt.Sprintf(format, args...)})
+	}
 	var os, ns schemaShape
 	_ = json.Unmarshal(o.InputSchema, &os)
 	_ = json.Unmarshal(n.InputSchema, &ns)
@@ -437,41 +482,8 @@ func diffTool(o, n *Tool) []Change {
 			add(false, "argument %q became optional", name)
 		}
 	}
-	if !bytes.Equal(o.InputSchema, n.InputSchema) && len(out) == 0 {
+	if len(out) == 0 {
 		add(false, "inputSchema changed")
-	}
-	// Annotations: less safe is breaking.
-	oa, na := o.Annotations, n.Annotations
-	hint := func(name string, ov, nv, safe bool) {
-		if ov == nv {
-			return
-		}
-		add(nv != safe, "%s changed from %t to %t", name, ov, nv)
-	}
-	hint("readOnlyHint", oa.ReadOnlyHint, na.ReadOnlyHint, true)
-	hint("destructiveHint", oa.DestructiveHint, na.DestructiveHint, false)
-	hint("idempotentHint", oa.IdempotentHint, na.IdempotentHint, true)
-	hint("openWorldHint", oa.OpenWorldHint, na.OpenWorldHint, false)
-	if oa.Title != na.Title {
-		cosmetic("annotations.title")
-	}
-	if o.Title != n.Title {
-		cosmetic("title")
-	}
-	if o.Description != n.Description {
-		cosmetic("description")
-	}
-	if !bytes.Equal(o.OutputSchema, n.OutputSchema) {
-		add(false, "outputSchema changed")
-	}
-	if !reflect.DeepEqual(o.Route, n.Route) {
-		add(false, "route changed (%s %s → %s %s)", o.Route.Method, o.Route.Path, n.Route.Method, n.Route.Path)
-	}
-	if !slices.Equal(o.Tags, n.Tags) {
-		add(false, "tags changed")
-	}
-	if !slices.Equal(o.RedactResponse, n.RedactResponse) {
-		add(len(n.RedactResponse) < len(o.RedactResponse), "redactResponse changed")
 	}
 	return out
 }
