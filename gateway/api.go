@@ -156,7 +156,7 @@ func (g *Gateway) generate(ctx context.Context, a *api) error {
 	if a.cfg.Name != "" {
 		opts.MaxNameLength = max(16, min(opts.MaxNameLength, 64)-len(a.cfg.Name)-1)
 	}
-	if a.result, err = openapi.Generate(doc, opts); err != nil {
+	if a.result, err = openapi.GenerateContext(ctx, doc, opts); err != nil {
 		return fmt.Errorf("generate tools from %s: %w", a.cfg.Spec, err)
 	}
 	if n := len(a.result.Warnings); n > 0 {

@@ -164,7 +164,7 @@ func (g *Gateway) build(ctx context.Context) error {
 		return err
 	}
 	g.ready = newReadiness(g)
-	cat, ts, err := g.newCatalog(apis)
+	cat, ts, err := g.newCatalog(ctx, apis)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package openapi
 
 import (
 	"cmp"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -14,6 +15,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/mcpgate/mcpgate/internal/pace"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"golang.org/x/text/unicode/norm"
@@ -39,7 +42,14 @@ const (
 // Generate builds one tool per operation of doc that passes the filters in
 // opts. It fails only on invalid options; document problems become
 // warnings in the result.
-func Generate(doc *Document, opts GenerateOptions) (res *Result, err error) {
+func Generate(doc *Document, opts GenerateOptions) (*Result, error) {
+	return GenerateContext(context.Background(), doc, opts)
+}
+
+// GenerateContext is [Generate] under ctx: it returns ctx's error once ctx
+// is done, and a pacer ctx carries (the gateway's reload sets one) spreads
+// its work.
+func GenerateContext(ctx context.Context, doc *Document, opts GenerateOptions) (res *Result, err error) {
 	if doc == nil || doc.T == nil {
 		return nil, errors.New("openapi: Generate: no document")
 	}
@@ -52,7 +62,7 @@ func Generate(doc *Document, opts GenerateOptions) (res *Result, err error) {
 	if err != nil {
 		return nil, err
 	}
-	return g.run(), nil
+	return g.run(ctx)
 }
 
 type generator struct {
@@ -164,7 +174,8 @@ func globRegexp(glob string) (*regexp.Regexp, error) {
 	return re, nil
 }
 
-func (g *generator) run() *Result {
+func (g *generator) run(ctx context.Context) (*Result, error) {
+	p := pace.FromContext(ctx)
 	t := g.doc.T
 	res := &Result{Source: g.doc.Source}
 	if t.Info != nil {
@@ -177,8 +188,8 @@ func (g *generator) run() *Result {
 	}
 	res.SecuritySchemes = securitySchemes(t)
 	paths := t.Paths.Map()
-	for _, p := range sortedKeys(paths) {
-		item := paths[p]
+	for _, path := range sortedKeys(paths) {
+		item := paths[path]
 		if item == nil {
 			continue
 		}
@@ -187,11 +198,15 @@ func (g *generator) run() *Result {
 			if op == nil {
 				continue
 			}
-			ov, ok := g.selected(method, p, op)
+			ov, ok := g.selected(method, path, op)
 			if !ok {
 				continue
 			}
-			res.Tools = append(res.Tools, g.tool(p, item, method, op, ov))
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			p.Check()
+			res.Tools = append(res.Tools, g.tool(path, item, method, op, ov))
 		}
 	}
 	g.uniqueNames(res.Tools)
@@ -202,7 +217,7 @@ func (g *generator) run() *Result {
 		g.warn(fmt.Sprintf("%d inputSchemas were over %d bytes: their $defs farthest from the root became true (any value)", g.trimmedIn, g.maxIn))
 	}
 	res.Warnings = append(slices.Clone(g.doc.Warnings), g.warnings...)
-	return res
+	return res, nil
 }
 
 // selected applies the filters and returns the merged override.

@@ -15,6 +15,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcpgate/mcpgate/internal/pace"
+
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/getkin/kin-openapi/openapi2"
 	"github.com/getkin/kin-openapi/openapi2conv"
 	"github.com/getkin/kin-openapi/openapi3"
@@ -183,11 +187,13 @@ func parse(ctx context.Context, data []byte, source string, loc *url.URL, opts L
 		}
 		data = j
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var root map[string]any
-	if err := dec.Decode(&root); err != nil {
+	tree, err := decodeTree(ctx, data)
+	if err != nil {
 		return nil, jsonLoadError(source, data, err)
+	}
+	root, ok := tree.(map[string]any)
+	if !ok {
+		return nil, &LoadError{Source: source, Err: notOpenAPI("a JSON " + jsonKind(tree))}
 	}
 	oas, swagger := versionString(root["openapi"]), versionString(root["swagger"])
 	doc = &Document{Source: source}
@@ -197,7 +203,7 @@ func parse(ctx context.Context, data []byte, source string, loc *url.URL, opts L
 			return nil, &LoadError{Source: source, Place: "openapi", Err: fmt.Errorf("unsupported version %q", oas)}
 		}
 		doc.SourceVersion = oas
-		t, b, err := buildOpenAPI3(root)
+		t, b, err := buildOpenAPI3(root, pace.FromContext(ctx))
 		if err != nil {
 			var pe *placeError
 			if errors.As(err, &pe) {
@@ -412,6 +418,11 @@ func firstLine(data []byte) string {
 }
 
 func jsonLoadError(source string, data []byte, err error) error {
+	var xe *jsontext.SyntacticError
+	if errors.As(err, &xe) {
+		line, col := lineCol(data, xe.ByteOffset)
+		return &LoadError{Source: source, Place: fmt.Sprintf("line %d, column %d", line, col), Err: xe.Err}
+	}
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
 		// Offset counts the bytes read, the offending one included.

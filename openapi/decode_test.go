@@ -1,0 +1,166 @@
+package openapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpgate/mcpgate/internal/corpustest"
+	"github.com/mcpgate/mcpgate/internal/pace"
+)
+
+// stdTree is what decodeTree must give: encoding/json with UseNumber.
+func stdTree(t *testing.T, data []byte) any {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		t.Fatalf("encoding/json: %v", err)
+	}
+	return v
+}
+
+func TestDecodeTreeMatchesEncodingJSON(t *testing.T) {
+	long := strings.Repeat("x", internMax+1)
+	cases := []string{
+		`{"openapi":"3.0.0","paths":{}}`,
+		`{"a":1,"a":2}`, // the last member of a name wins
+		`{"n":[1,-0,1.5e300,123456789012345678901234567890,0.1],"b":[true,false,null]}`,
+		`{"esc":"tab\there \u00e9 \ud83d\ude00 \"q\" \\ \/","k\u0065y":"v"}`,
+		"{\"bad\":\"\xff\xfeok\",\"\xc3\":1}", // invalid UTF-8 becomes U+FFFD
+		`{"long":"` + long + `","again":"` + long + `","short":"string","s2":"string"}`,
+		`{"deep":[[[[{"x":[{}]}]]]],"empty":{},"none":[]}`,
+		`[1,{"a":"b"}]`,
+		`"just a string"`,
+		"  {\"ws\" : [ 1 , 2 ] }\n\t",
+	}
+	for _, c := range cases {
+		got, err := decodeTree(context.Background(), []byte(c))
+		if err != nil {
+			t.Errorf("decodeTree(%q): %v", c, err)
+			continue
+		}
+		if want := stdTree(t, []byte(c)); !reflect.DeepEqual(got, want) {
+			t.Errorf("decodeTree(%q) = %#v, want %#v", c, got, want)
+		}
+	}
+}
+
+func TestDecodeTreeErrors(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"{\"a\":\n {,}}", "line 2, column 3"},
+		{`{"a":1}{"b":2}`, "data after the end of the document"},
+		{`{"a":1`, "unexpected EOF"},
+		{`{"a":tru}`, "line 1, column 9"},
+		{`{"a" 1}`, "line 1, column 6"},
+		{strings.Repeat("[", 20000) + strings.Repeat("]", 20000), "exceeded max depth"},
+	}
+	for _, c := range cases {
+		_, err := decodeTree(context.Background(), []byte(c.in))
+		if err == nil {
+			t.Errorf("decodeTree(%.30q): no error, want %q", c.in, c.want)
+			continue
+		}
+		if got := jsonLoadError("doc.json", []byte(c.in), err).Error(); !strings.Contains(got, c.want) {
+			t.Errorf("decodeTree(%.30q): %q, want it to contain %q", c.in, got, c.want)
+		}
+	}
+}
+
+// TestDecodeTreeInterns: equal short strings share their bytes.
+func TestDecodeTreeInterns(t *testing.T) {
+	v, err := decodeTree(context.Background(), []byte(`[{"type":"string"},{"type":"string"}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := v.([]any)
+	s1, s2 := a[0].(map[string]any)["type"].(string), a[1].(map[string]any)["type"].(string)
+	if s1 != "string" || s2 != "string" {
+		t.Fatalf("values %q %q", s1, s2)
+	}
+	if unsafe.StringData(s1) != unsafe.StringData(s2) {
+		t.Error("two equal short strings were not interned")
+	}
+}
+
+// TestDecodeTreePaced: with a pacer in the context, decoding pauses (the
+// wall time grows) and gives the same tree.
+func TestDecodeTreePaced(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"paths":{`)
+	for i := range 20000 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`"/p` + strings.Repeat("x", i%7) + `":{"get":{"description":"d","responses":{}}}`)
+	}
+	b.WriteString(`}}`)
+	data := []byte(b.String())
+	start := time.Now()
+	fast, err := decodeTree(context.Background(), data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := time.Since(start)
+	ctx := pace.NewContext(context.Background(), pace.New(context.Background(), 0.2, time.Millisecond))
+	start = time.Now()
+	slow, err := decodeTree(ctx, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	paced := time.Since(start)
+	if !reflect.DeepEqual(fast, slow) {
+		t.Error("the paced decode gave another tree")
+	}
+	if paced < 2*full && paced < 5*time.Millisecond {
+		t.Errorf("paced decode took %v, unpaced %v: it did not pause", paced, full)
+	}
+}
+
+// TestDecodeTreeCorpus: every JSON document of the corpus decodes to what
+// encoding/json gives.
+func TestDecodeTreeCorpus(t *testing.T) {
+	dir := corpustest.Dir(t)
+	n := 0
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || filepath.Ext(p) != ".json" {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		data = bytes.TrimPrefix(data, []byte(utf8BOM))
+		got, err := decodeTree(context.Background(), data)
+		if err != nil {
+			var se *jsontext.SyntacticError
+			if errors.As(err, &se) {
+				t.Errorf("%s: %v", p, err)
+			}
+			return nil
+		}
+		if !reflect.DeepEqual(got, stdTree(t, data)) {
+			t.Errorf("%s: the tree differs from encoding/json's", p)
+		}
+		n++
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 40 {
+		t.Fatalf("only %d JSON documents in %s", n, dir)
+	}
+}
