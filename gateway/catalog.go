@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mcpgate/mcpgate/internal/pace"
-
 	"github.com/mcpgate/mcpgate/auth"
 	"github.com/mcpgate/mcpgate/discovery"
 	"github.com/mcpgate/mcpgate/mcp"
@@ -38,16 +36,17 @@ func (c *catalog) known(name string) bool { return c.served[name] != nil || c.ow
 // current is the catalog in service.
 func (g *Gateway) current() *catalog { return g.cat.Load() }
 
-// newCatalog compiles the APIs' tools into a catalog and its tool set, at
-// the pace ctx carries (a reload's).
+// newCatalog compiles the APIs' tools into a catalog and its tool set; it
+// stops with ctx's error once ctx is done.
 func (g *Gateway) newCatalog(ctx context.Context, apis []*api) (*catalog, *mcp.ToolSet, error) {
-	p := pace.FromContext(ctx)
 	cat := &catalog{apis: apis, served: map[string]*servedTool{}, own: map[string]bool{}}
 	ts := g.server.NewToolSet()
 	var pinned []string
 	for _, a := range apis {
 		for i := range a.tools {
-			p.Check()
+			if err := ctx.Err(); err != nil {
+				return nil, nil, err
+			}
 			st, err := g.serveTool(a, &a.result.Tools[i], &a.tools[i])
 			if err == nil {
 				err = g.register(ts, st)

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpgate/mcpgate/internal/pace"
-
 	"github.com/mcpgate/mcpgate/openapi"
 )
 
@@ -41,15 +39,6 @@ func (g *Gateway) Reload(ctx context.Context, cfg *Config) error {
 	return g.reload(ctx, "asked", nil, true, cfg)
 }
 
-// A reload rebuilds in the background, in bursts of reloadBurst that take
-// at most reloadShare of the wall time (package pace): the calls served
-// meanwhile keep their tail latency, and a reload of GitHub's API takes
-// about twice its CPU time.
-const (
-	reloadShare = 0.5
-	reloadBurst = 2 * time.Millisecond
-)
-
 // reload rebuilds the APIs whose document (or configuration) changed —
 // those of specs, or all when specs is nil — off the request path,
 // classifies the change as mcpgate check does, and, when the reload mode
@@ -61,7 +50,6 @@ func (g *Gateway) reload(ctx context.Context, reason string, specs map[string]bo
 	if g.cfg.Demo {
 		return nil // the built-in demo has no document to read again
 	}
-	ctx = pace.NewContext(ctx, pace.New(ctx, reloadShare, reloadBurst))
 	old := g.current()
 	cfgs := make([]APIConfig, len(old.apis))
 	for i, a := range old.apis {

@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -62,6 +63,7 @@ func BenchmarkReloadUnderLoad(b *testing.B) {
 		resp.Body.Close()
 		return time.Since(start)
 	}
+	edits := 0
 	round := func(d time.Duration, reload bool) time.Duration {
 		var mu sync.Mutex
 		var lat []time.Duration
@@ -80,15 +82,20 @@ func BenchmarkReloadUnderLoad(b *testing.B) {
 		}
 		if reload {
 			time.Sleep(d / 4)
-			// A real edit: the document's title changes (cosmetic).
-			edited := bytes.Replace(doc, []byte(`"title": "GitHub v3 REST API"`), []byte(`"title": "GitHub v3 REST API (edited)"`), 1)
+			// A real edit: an operation's summary changes (cosmetic), and
+			// the new tool set is swapped in.
+			edits++
+			edited := bytes.Replace(doc, []byte(`"summary": "GitHub API Root"`), fmt.Appendf(nil, `"summary": "GitHub API Root, edit %d"`, edits), 1)
 			if err := os.WriteFile(spec, edited, 0o600); err != nil {
 				b.Fatal(err)
 			}
+			before := g.current().version
 			if err := g.reload(context.Background(), "bench", map[string]bool{spec: true}, true, nil); err != nil {
 				b.Fatal(err)
 			}
-			doc = edited
+			if g.current().version == before {
+				b.Fatal("the reload did not swap a new tool set in")
+			}
 		}
 		wg.Wait()
 		slices.Sort(lat)

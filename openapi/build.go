@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/mcpgate/mcpgate/internal/pace"
-
 	"github.com/getkin/kin-openapi/openapi3"
 )
 
@@ -19,10 +17,9 @@ import (
 // tool generation reads (callbacks, webhooks, examples and links are not
 // tools and are left out), and kin's ResolveRefsIn then resolves the refs.
 
-// buildOpenAPI3 builds kin types from a generic decode of a 3.x document,
-// stepping p once per schema and operation.
-func buildOpenAPI3(root map[string]any, p *pace.Pacer) (*openapi3.T, *builder, error) {
-	b := &builder{root: root, memo: newRefMemo(), pace: p}
+// buildOpenAPI3 builds kin types from a generic decode of a 3.x document.
+func buildOpenAPI3(root map[string]any) (*openapi3.T, *builder, error) {
+	b := &builder{root: root, memo: newRefMemo()}
 	t := b.doc(root)
 	if b.err != nil {
 		return nil, nil, b.err
@@ -44,7 +41,6 @@ type builder struct {
 	external bool
 	// refDescriptions holds descriptions written beside a $ref.
 	refDescriptions map[*openapi3.SchemaRef]string
-	pace            *pace.Pacer
 }
 
 func (b *builder) warn(place, msg string) {
@@ -304,7 +300,6 @@ func (b *builder) pathItem(place string, m map[string]any) *openapi3.PathItem {
 }
 
 func (b *builder) operation(place string, m map[string]any) *openapi3.Operation {
-	b.pace.Step()
 	op := &openapi3.Operation{
 		Summary: str(m, "summary"), Description: str(m, "description"), OperationID: fmt.Sprint(orEmpty(m["operationId"])),
 		Deprecated: boolean(m, "deprecated"), Extensions: xExtensions(m),
@@ -502,7 +497,6 @@ func (b *builder) content(place string, m map[string]any) openapi3.Content {
 
 // schemaRef builds a schema or a reference to one.
 func (b *builder) schemaRef(place string, v any) *openapi3.SchemaRef {
-	b.pace.Step()
 	switch x := v.(type) {
 	case bool:
 		return &openapi3.SchemaRef{Value: &openapi3.Schema{Always: &x}}

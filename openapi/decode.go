@@ -10,8 +10,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
-
-	"github.com/mcpgate/mcpgate/internal/pace"
 )
 
 // decodeTree decodes a JSON document into the generic tree the builder
@@ -20,10 +18,10 @@ import (
 // members of one name wins, invalid UTF-8 becomes U+FFFD), in one pass and
 // at about twice its speed. Member names and short strings are interned
 // (a document repeats "description" and "string" tens of thousands of
-// times), and the pacer that ctx carries is stepped once per value, so a
-// reload decodes at its background share.
+// times); ctx is looked at every ctxEvery values, so that a stopped
+// reload stops decoding.
 func decodeTree(ctx context.Context, data []byte) (any, error) {
-	t := &treeDecoder{pace: pace.FromContext(ctx), interned: map[string]string{}}
+	t := &treeDecoder{ctx: ctx, interned: map[string]string{}}
 	t.dec.Reset(bytes.NewBuffer(data), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 	v, err := t.value()
 	if err != nil {
@@ -37,7 +35,8 @@ func decodeTree(ctx context.Context, data []byte) (any, error) {
 
 type treeDecoder struct {
 	dec      jsontext.Decoder
-	pace     *pace.Pacer
+	ctx      context.Context
+	values   int
 	interned map[string]string
 }
 
@@ -46,10 +45,15 @@ type treeDecoder struct {
 const (
 	internMax = 32
 	internCap = 1 << 16
+	ctxEvery  = 1 << 14
 )
 
 func (t *treeDecoder) value() (any, error) {
-	t.pace.Step()
+	if t.values++; t.values%ctxEvery == 0 {
+		if err := t.ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
 	switch t.dec.PeekKind() {
 	case '{':
 		if _, err := t.dec.ReadToken(); err != nil {

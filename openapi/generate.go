@@ -16,8 +16,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/mcpgate/mcpgate/internal/pace"
-
 	"github.com/getkin/kin-openapi/openapi3"
 	"golang.org/x/text/unicode/norm"
 )
@@ -47,8 +45,7 @@ func Generate(doc *Document, opts GenerateOptions) (*Result, error) {
 }
 
 // GenerateContext is [Generate] under ctx: it returns ctx's error once ctx
-// is done, and a pacer ctx carries (the gateway's reload sets one) spreads
-// its work.
+// is done (a reload stopped by shutdown).
 func GenerateContext(ctx context.Context, doc *Document, opts GenerateOptions) (res *Result, err error) {
 	if doc == nil || doc.T == nil {
 		return nil, errors.New("openapi: Generate: no document")
@@ -175,7 +172,6 @@ func globRegexp(glob string) (*regexp.Regexp, error) {
 }
 
 func (g *generator) run(ctx context.Context) (*Result, error) {
-	p := pace.FromContext(ctx)
 	t := g.doc.T
 	res := &Result{Source: g.doc.Source}
 	if t.Info != nil {
@@ -205,7 +201,6 @@ func (g *generator) run(ctx context.Context) (*Result, error) {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			p.Check()
 			res.Tools = append(res.Tools, g.tool(path, item, method, op, ov))
 		}
 	}

@@ -15,8 +15,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mcpgate/mcpgate/internal/pace"
-
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/getkin/kin-openapi/openapi2"
@@ -203,7 +201,7 @@ func parse(ctx context.Context, data []byte, source string, loc *url.URL, opts L
 			return nil, &LoadError{Source: source, Place: "openapi", Err: fmt.Errorf("unsupported version %q", oas)}
 		}
 		doc.SourceVersion = oas
-		t, b, err := buildOpenAPI3(root, pace.FromContext(ctx))
+		t, b, err := buildOpenAPI3(root)
 		if err != nil {
 			var pe *placeError
 			if errors.As(err, &pe) {
