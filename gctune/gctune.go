@@ -16,13 +16,25 @@
 // 100 (never more collection than the default) and never exceeds
 // MaxPercent; an operator's GOGC or a zero headroom leaves the runtime
 // alone.
+//
+// [Hold] serves the other case: a burst of short-lived garbage far larger
+// than the live heap (a reload parses a 12 MiB document into 150 MB of
+// temporaries) would force several collections in a second, and every one
+// slows the requests served meanwhile. While a hold lasts the collector
+// waits until the heap has grown by the hold's budget (a soft memory limit,
+// never above one already set); then one collection takes the lot. Holds
+// and Run's adjustments are serialized by one lock (the settings they
+// change are the process's), and Run leaves the settings alone while a
+// hold lasts.
 package gctune
 
 import (
 	"context"
+	"math"
 	"os"
 	"runtime/debug"
 	"runtime/metrics"
+	"sync"
 	"time"
 )
 
@@ -68,7 +80,9 @@ func Run(ctx context.Context, headroom uint64, interval time.Duration) {
 	current, orig, changed := 0, 0, false
 	defer func() {
 		if changed {
+			settings.Lock()
 			debug.SetGCPercent(orig)
+			settings.Unlock()
 		}
 	}()
 	tick := time.NewTicker(interval)
@@ -83,7 +97,7 @@ func Run(ctx context.Context, headroom uint64, interval time.Duration) {
 			}
 			live += s.Value.Uint64()
 		}
-		if known {
+		if known && settings.TryLock() { // a hold in progress: next tick
 			if p := Percent(live, headroom); p != current {
 				prev := debug.SetGCPercent(p)
 				if !changed {
@@ -91,11 +105,51 @@ func Run(ctx context.Context, headroom uint64, interval time.Duration) {
 				}
 				current = p
 			}
+			settings.Unlock()
 		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
 		}
+	}
+}
+
+// settings serializes the changes Run and Hold make to the collector's
+// settings, which belong to the whole process: the one piece of package
+// state, as the thing it guards is process state too.
+var settings sync.Mutex
+
+// Hold lets the heap grow by up to budget bytes past its current goal
+// without a collection, until release is called: the collector is turned
+// off (GOGC=off) under a soft memory limit of goal + budget, or the limit
+// already set when that is lower, so memory stays bounded and the runtime
+// still collects at the limit. release restores both settings, and the next
+// collection (due at once) takes the garbage of the whole burst.
+//
+// Hold is a no-op (release does nothing) when the operator set GOGC, when
+// budget is 0, or while another hold lasts; release may be called more
+// than once.
+func Hold(budget uint64) (release func()) {
+	if budget == 0 || os.Getenv("GOGC") != "" || !settings.TryLock() {
+		return func() {}
+	}
+	sample := []metrics.Sample{{Name: "/gc/heap/goal:bytes"}}
+	metrics.Read(sample)
+	if sample[0].Value.Kind() != metrics.KindUint64 {
+		settings.Unlock() // no goal to bound the hold by: no hold
+		return func() {}
+	}
+	goal := min(sample[0].Value.Uint64(), math.MaxInt64/2)
+	limit := debug.SetMemoryLimit(-1) // a negative limit reads it
+	debug.SetMemoryLimit(min(limit, int64(goal+min(budget, math.MaxInt64/2))))
+	percent := debug.SetGCPercent(-1)
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			debug.SetGCPercent(percent)
+			debug.SetMemoryLimit(limit)
+			settings.Unlock()
+		})
 	}
 }
