@@ -151,3 +151,27 @@ func TestDecodeTreeCorpus(t *testing.T) {
 		t.Fatalf("only %d JSON documents in %s", n, dir)
 	}
 }
+
+func TestMayReferToPaths(t *testing.T) {
+	cases := []struct {
+		doc  string
+		want bool
+	}{
+		{`{"$ref":"#/components/schemas/Pet","description":"## Pets\n# heading #1"}`, false},
+		{`{"$ref":"#/paths/~1pets/get/parameters/0"}`, true},
+		{`{"$ref":"#\/paths/~1pets"}`, true},
+		{`{"$ref":"#/p\u0061ths/~1pets"}`, true},
+		{`{"$ref":"\u0023/paths/~1pets"}`, true},
+		{`{"$ref":"#%2Fpaths%2F~1pets"}`, true},
+		{`{"$ref":"#/%70aths/~1pets"}`, true},
+		{`{"$ref":"other.json#/paths/~1pets"}`, true}, // conservative
+		{`{"a":"#/pathsX"}`, false},
+		{`#`, false},
+		{``, false},
+	}
+	for _, c := range cases {
+		if got := mayReferToPaths([]byte(c.doc)); got != c.want {
+			t.Errorf("mayReferToPaths(%s) = %v, want %v", c.doc, got, c.want)
+		}
+	}
+}

@@ -201,7 +201,7 @@ func parse(ctx context.Context, data []byte, source string, loc *url.URL, opts L
 			return nil, &LoadError{Source: source, Place: "openapi", Err: fmt.Errorf("unsupported version %q", oas)}
 		}
 		doc.SourceVersion = oas
-		t, b, err := buildOpenAPI3(root)
+		t, b, err := buildOpenAPI3(root, !mayReferToPaths(data))
 		if err != nil {
 			var pe *placeError
 			if errors.As(err, &pe) {
@@ -246,6 +246,38 @@ func parse(ctx context.Context, data []byte, source string, loc *url.URL, opts L
 		}
 	}
 	return doc, nil
+}
+
+// mayReferToPaths reports whether a local reference into the document's
+// paths ("#/paths/~1pets/get/parameters/0") may occur in data. It is
+// conservative: a '#' that JSON escapes (\u0023), or one followed by an
+// escape (\/, \u…, a URI's %2F) instead of "/paths", counts as one. Without
+// one, the builder may drop each path item of the decoded tree once built.
+func mayReferToPaths(data []byte) bool {
+	if bytes.Contains(data, []byte(`\u0023`)) {
+		return true
+	}
+	for rest := data; ; {
+		i := bytes.IndexByte(rest, '#')
+		if i < 0 {
+			return false
+		}
+		rest = rest[i+1:]
+		switch {
+		case len(rest) == 0:
+			return false
+		case rest[0] == '\\' || rest[0] == '%': // an escaped or encoded '/'
+			return true
+		case rest[0] == '/':
+			seg := rest[1:min(len(rest), 1+len("paths")+8)]
+			if j := bytes.IndexAny(seg, `/"`); j >= 0 {
+				seg = seg[:j]
+			}
+			if string(seg) == "paths" || bytes.ContainsAny(seg, `\%`) {
+				return true
+			}
+		}
+	}
 }
 
 // newLoader returns a kin loader that reads relative refs only below the
