@@ -203,6 +203,10 @@ func (g *generator) run(ctx context.Context) (*Result, error) {
 			}
 			res.Tools = append(res.Tools, g.tool(path, item, method, op, ov))
 		}
+		if g.opts.Consume {
+			delete(paths, path)
+			t.Paths.Delete(path)
+		}
 	}
 	g.uniqueNames(res.Tools)
 	if g.trimmedOut > 0 {

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -1309,5 +1310,39 @@ func TestCompactOverBoundIsRetried(t *testing.T) {
 	}
 	if out := res.Tools[0].OutputSchema; len(out) == 0 || len(out) > 8<<10 {
 		t.Errorf("outputSchema %d bytes, want one within 8 KiB (warnings %v)", len(out), res.Warnings)
+	}
+}
+
+// TestGenerateConsume: consuming the document gives the same tools and
+// leaves the document without paths.
+func TestGenerateConsume(t *testing.T) {
+	files, err := filepath.Glob("testdata/*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	more, _ := filepath.Glob("testdata/*.json")
+	files = append(files, more...)
+	if dir := os.Getenv("MCPGATE_CORPUS"); dir != "" {
+		files = append(files, filepath.Join(dir, "github", "api.github.com.json"), filepath.Join(dir, "apis-guru", "stripe.com.json"))
+	}
+	for _, f := range files {
+		want := loadGenerate(t, f, GenerateOptions{})
+		doc, err := Load(context.Background(), f, LoadOptions{})
+		if err != nil {
+			t.Fatalf("load %s: %v", f, err)
+		}
+		got, err := Generate(doc, GenerateOptions{Consume: true})
+		if err != nil {
+			t.Fatalf("generate %s: %v", f, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: consuming the document changed the result", f)
+		}
+		if n := doc.T.Paths.Len(); n != 0 {
+			t.Errorf("%s: %d paths left in a consumed document", f, n)
+		}
+		if len(want.Tools) == 0 {
+			t.Errorf("%s: no tools (the comparison proves nothing)", f)
+		}
 	}
 }

@@ -48,6 +48,7 @@ func (g *genFlags) generate(ctx context.Context, stdin io.Reader, stderr io.Writ
 	}
 	opts := g.Gen.Options()
 	opts.Overrides = g.Gen.Overrides
+	opts.Consume = true // the document is not used after generation
 	doc, err := openapi.Load(ctx, g.Spec, openapi.LoadOptions{Stdin: stdin, Validate: g.Validate})
 	if err != nil {
 		return nil, err
