@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/mcpgate/mcpgate/gctune"
-
 	"github.com/mcpgate/mcpgate/openapi"
 )
 
