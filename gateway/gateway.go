@@ -71,7 +71,7 @@ type Gateway struct {
 
 	// cat is the catalog in service (catalog.go); catMu guards the
 	// replaced ones kept for their tasks. opened lists every API loaded,
-	// for Close.
+	// for Close; once the gateway serves, reloadMu guards it.
 	cat      atomic.Pointer[catalog]
 	catMu    sync.Mutex
 	reloadMu sync.Mutex    // one reload at a time
@@ -541,9 +541,11 @@ func (g *Gateway) Close() error {
 	if g.backend != nil {
 		errs = append(errs, g.backend.Close())
 	}
+	g.reloadMu.Lock() // a reload in progress (SIGHUP, a watched file) adds to opened
 	for _, a := range g.opened {
 		a.close()
 	}
+	g.reloadMu.Unlock()
 	return errors.Join(errs...)
 }
 

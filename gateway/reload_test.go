@@ -153,3 +153,26 @@ func TestReloadKeepsTaskDefinition(t *testing.T) {
 		t.Fatalf("a task created after the reload sent %q, want POST /v2/jobs", got)
 	}
 }
+
+// TestCloseDuringReload: Close while reloads are applied (SIGHUP or a
+// watched file, on their own goroutine) is safe: it waits for the reload in
+// progress. Run with -race (the suite does): it once read the list of
+// opened APIs while a reload appended to it.
+func TestCloseDuringReload(t *testing.T) {
+	for i := range 5 {
+		g, spec, _ := reloadGateway(t, ReloadAuto)
+		edit(t, spec, strings.Replace(reloadDocV1, "title: Jobs", "title: Jobs "+strings.Repeat("x", i+1), 1)+`  /extra:
+    get:
+      operationId: getExtra
+      responses: {"200": {description: ok}}
+`)
+		done := make(chan error, 1)
+		go func() { done <- g.Reload(context.Background(), nil) }()
+		if err := g.Close(); err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+		if err := <-done; err != nil && !errors.Is(err, ErrReloadRefused) {
+			t.Logf("reload after Close: %v", err) // allowed to fail; must not race
+		}
+	}
+}
