@@ -27,10 +27,14 @@
 //   - A [Route] is self-contained: a proxy never needs the OpenAPI document.
 //
 // Loading: a JSON (or YAML, converted to JSON) OpenAPI 3.x document is
-// decoded once with encoding/json into generic values and built into
-// kin-openapi types (build.go); kin's own UnmarshalJSON methods re-decode
-// every subtree once per nesting level, which made loading several times
-// slower on big documents. Local $refs are resolved by the builder on the
+// decoded once into generic values, exactly the tree encoding/json gives
+// with UseNumber but by a one-pass jsontext decoder at about twice its
+// speed (decode.go), and built into kin-openapi types (build.go), which
+// drops each path item of the tree once built when no reference can point
+// into the paths; kin's own UnmarshalJSON methods re-decode every subtree
+// once per nesting level, which made loading several times slower on big
+// documents. [GenerateOptions].Consume lets generation drop the document's
+// path items as it goes, for a caller done with the document. Local $refs are resolved by the builder on the
 // generic decode (refs.go): any JSON pointer resolves, wherever it points
 // (a `definitions` map inside a component schema included), each target is
 // built once and shared by every reference to it, so loading is linear in
