@@ -140,6 +140,15 @@ func (g *Gateway) loadAPI(ctx context.Context, cfg APIConfig) (*api, error) {
 	return a, nil
 }
 
+// track remembers a for Close when it runs something in-process. Only
+// those: a reload loads every changed API again, and remembering each would
+// keep every version of every document alive.
+func (g *Gateway) track(a *api) {
+	if a.stop != nil {
+		g.opened = append(g.opened, a)
+	}
+}
+
 // close stops what the API runs in-process (the demo).
 func (a *api) close() {
 	if a.stop != nil {

@@ -95,12 +95,14 @@ func routes(cat *catalog) string {
 }
 
 // install puts cat and its tool set in service, in one step. The catalogs
-// replaced recently are kept, so that a task created under one of them runs
-// with the definition it was created with.
+// replaced recently that serve task tools are kept, so that a task created
+// under one of them runs with the definition it was created with; one
+// without task tools has no task to run and is let go (kept, each would
+// hold a whole API: 11 MB for GitHub's).
 func (g *Gateway) install(cat *catalog, ts *mcp.ToolSet) error {
 	g.catMu.Lock()
 	defer g.catMu.Unlock()
-	if old := g.cat.Load(); old != nil {
+	if old := g.cat.Load(); old != nil && old.servesTasks() {
 		g.oldCats[old.version] = old
 		g.oldOrder = append(g.oldOrder, old.version)
 		for len(g.oldOrder) > maxOldCatalogs {
@@ -110,6 +112,16 @@ func (g *Gateway) install(cat *catalog, ts *mcp.ToolSet) error {
 	}
 	g.cat.Store(cat)
 	return g.server.SetTools(ts)
+}
+
+// servesTasks reports whether a tool of c is a task tool.
+func (c *catalog) servesTasks() bool {
+	for _, st := range c.served {
+		if st.task {
+			return true
+		}
+	}
+	return false
 }
 
 // maxOldCatalogs bounds the replaced catalogs kept for their tasks.

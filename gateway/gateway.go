@@ -70,8 +70,9 @@ type Gateway struct {
 	metrics *metrics
 
 	// cat is the catalog in service (catalog.go); catMu guards the
-	// replaced ones kept for their tasks. opened lists every API loaded,
-	// for Close; once the gateway serves, reloadMu guards it.
+	// replaced ones kept for their tasks. opened lists the APIs that run
+	// something in-process (the demo), for Close; once the gateway serves,
+	// reloadMu guards it.
 	cat      atomic.Pointer[catalog]
 	catMu    sync.Mutex
 	reloadMu sync.Mutex    // one reload at a time
@@ -186,7 +187,7 @@ func (g *Gateway) loadAPIs(ctx context.Context) ([]*api, error) {
 			return nil, err
 		}
 		apis = append(apis, a)
-		g.opened = append(g.opened, a)
+		g.track(a)
 	}
 	if err := checkCredentialSharing(g.cfg.Auth.Mode, apis); err != nil {
 		return nil, err

@@ -65,7 +65,7 @@ func OpenGrants(ctx context.Context, cfg Config, logger *slog.Logger) (grants co
 			return nil, nil, nil, err
 		}
 		loaded = append(loaded, a)
-		g.opened = append(g.opened, a)
+		g.track(a)
 	}
 	if err = g.setupConnect(ctx, loaded); err != nil {
 		return nil, nil, nil, err

@@ -108,7 +108,9 @@ func (g *Gateway) reload(ctx context.Context, reason string, specs map[string]bo
 		}
 		return g.reloadFailed(reason, err)
 	}
-	g.opened = append(g.opened, fresh...)
+	for _, a := range fresh {
+		g.track(a)
+	}
 	if !slices.Equal(specsOf(old.apis), specsOf(next)) {
 		select { // the watcher picks the new documents up
 		case g.rewatch <- struct{}{}:

@@ -176,3 +176,50 @@ func TestCloseDuringReload(t *testing.T) {
 		}
 	}
 }
+
+// TestReplacedCatalogsKeptForTasksOnly: a replaced catalog is kept for the
+// tasks created under it only when it serves a task tool, and the APIs a
+// reload replaced are not kept for Close (GitHub's gateway grew by 11 MB a
+// reload).
+func TestReplacedCatalogsKeptForTasksOnly(t *testing.T) {
+	noTasks := strings.Replace(reloadDocV1, "      x-mcp-task: true\n", "", 1)
+	extra := "  /more:\n    get:\n      operationId: getMore\n      responses: {\"200\": {description: ok}}\n"
+	for _, c := range []struct {
+		name string
+		doc  string
+		kept int
+	}{
+		{"with a task tool", reloadDocV1, 1},
+		{"without", noTasks, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g, spec, _ := reloadGateway(t, ReloadAuto)
+			kept := func() int {
+				g.catMu.Lock()
+				defer g.catMu.Unlock()
+				return len(g.oldCats)
+			}
+			// Put c.doc in service, then replace it.
+			for _, doc := range []string{strings.Replace(c.doc, "operationId: getItem", "operationId: getItem\n      summary: Read one item", 1), c.doc + extra} {
+				before := kept()
+				edit(t, spec, doc)
+				version := g.current().version
+				if err := g.reload(context.Background(), "test", nil, true, nil); err != nil {
+					t.Fatal(err)
+				}
+				if g.current().version == version {
+					t.Fatal("the edit was not swapped in")
+				}
+				if doc == c.doc+extra && kept()-before != c.kept {
+					t.Errorf("replacing a catalog %s kept %d, want %d", c.name, kept()-before, c.kept)
+				}
+			}
+			g.reloadMu.Lock()
+			opened := len(g.opened)
+			g.reloadMu.Unlock()
+			if opened != 0 {
+				t.Errorf("%d APIs remembered for Close, want none (nothing runs in-process): each reload's would stay alive", opened)
+			}
+		})
+	}
+}
