@@ -1,7 +1,9 @@
 package openapi
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
@@ -67,6 +69,40 @@ func BenchmarkKinLoadFromData(b *testing.B) {
 				}
 				loader := openapi3.NewLoader()
 				if _, err := loader.LoadFromData(data); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkDecodeTree: the generic tree the builder reads, from the
+// package's one-pass jsontext decoder and from encoding/json (UseNumber),
+// on the same bytes, for the ratio:
+//
+//	MCPGATE_CORPUS=DIR go test -run '^$' -bench DecodeTree -count 5 -benchmem ./openapi/
+func BenchmarkDecodeTree(b *testing.B) {
+	dir := corpustest.Dir(b)
+	for _, name := range benchDocs {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(filepath.Base(name)+"/jsontext", func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				if _, err := decodeTree(context.Background(), data); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(filepath.Base(name)+"/encoding-json", func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				dec := json.NewDecoder(bytes.NewReader(data))
+				dec.UseNumber()
+				var v any
+				if err := dec.Decode(&v); err != nil {
 					b.Fatal(err)
 				}
 			}

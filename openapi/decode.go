@@ -15,8 +15,9 @@ import (
 // decodeTree decodes a JSON document into the generic tree the builder
 // reads: what encoding/json gives with UseNumber (map[string]any, []any,
 // string, json.Number, bool, nil), with its semantics (the last of two
-// members of one name wins, invalid UTF-8 becomes U+FFFD), in one pass and
-// at about twice its speed. Member names and short strings are interned
+// members of one name wins, invalid UTF-8 becomes U+FFFD), in one pass:
+// 1.6–1.9× faster with 45 % fewer bytes allocated (BenchmarkDecodeTree on
+// GitHub's and Microsoft Graph's documents). Member names and short strings are interned
 // (a document repeats "description" and "string" tens of thousands of
 // times); ctx is looked at every ctxEvery values, so that a stopped
 // reload stops decoding.
