@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/proxy/h1"
 )
 
 // Defaults for [Config].
@@ -66,11 +67,18 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// NewTransport returns the default upstream transport: keep-alive pools
-// sized for a gateway (MaxIdleConnsPerHost 256), no proxy from the
-// environment, bounded dial and TLS handshake times, HTTP/2 when the
-// upstream offers it.
-func NewTransport() *http.Transport {
+// NewTransport returns the default upstream transport. Plain-HTTP
+// upstreams (a sidecar, an in-cluster service) get package h1's transport,
+// which runs each exchange on the calling goroutine (no reader and writer
+// goroutine switches per call); HTTPS upstreams get net/http's, with
+// HTTP/2 when the upstream offers it. Both keep up to 256 idle connections
+// per host for 90 s, dial within 10 s, and use no proxy from the
+// environment.
+func NewTransport() http.RoundTripper {
+	return schemes{plain: &h1.Transport{MaxIdlePerHost: 256}, tls: newTLSTransport()}
+}
+
+func newTLSTransport() *http.Transport {
 	return &http.Transport{
 		Proxy:                 nil,
 		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
@@ -82,6 +90,25 @@ func NewTransport() *http.Transport {
 		ExpectContinueTimeout: time.Second,
 		ResponseHeaderTimeout: 0,
 	}
+}
+
+// schemes sends http URLs to plain and everything else to tls.
+type schemes struct {
+	plain *h1.Transport
+	tls   *http.Transport
+}
+
+func (s schemes) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL != nil && req.URL.Scheme == "http" {
+		return s.plain.RoundTrip(req)
+	}
+	return s.tls.RoundTrip(req)
+}
+
+// CloseIdleConnections closes both transports' idle connections.
+func (s schemes) CloseIdleConnections() {
+	s.plain.CloseIdleConnections()
+	s.tls.CloseIdleConnections()
 }
 
 // Proxy dispatches tool calls to one upstream. It is safe for concurrent

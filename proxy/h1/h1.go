@@ -1,0 +1,384 @@
+// Package h1 is an HTTP/1.1 client transport for plain-HTTP upstreams that
+// runs each exchange on the calling goroutine: it writes the request and
+// reads the response itself. net/http's Transport hands every exchange to
+// a reader and a writer goroutine of the connection, three goroutine
+// switches a call, each a thread wake-up when the process is idle; a
+// gateway whose upstream is a sidecar or an in-cluster service pays them on
+// every tool call. Requests are written by [http.Request.Write] and
+// responses parsed by [http.ReadResponse], so the wire format is net/http's
+// own.
+//
+// Invariants:
+//   - Only "http" URLs are served; anything else is an error (TLS
+//     upstreams keep net/http's Transport and its HTTP/2).
+//   - A connection is reused only when its previous response was read to
+//     its end, neither side asked to close, no byte is pending on it, and a
+//     non-blocking peek finds it open (so a keep-alive connection the
+//     server closed while idle is never written to). Closing a body early
+//     closes its connection.
+//   - A request is sent again, once, only when it failed on a reused
+//     connection before any byte of a response arrived and it is
+//     replayable: GET, HEAD, OPTIONS or TRACE (or carrying an
+//     Idempotency-Key header) with no body or a rewindable one, as
+//     net/http decides. Nothing else is ever retried.
+//   - The request's context bounds the exchange and the body read: its
+//     deadline is the connection's, its cancellation unblocks I/O at once,
+//     and the error then wraps the context's error.
+//   - Idle connections are bounded per host and closed after IdleTimeout.
+package h1
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Defaults for [Transport].
+const (
+	DefaultMaxIdlePerHost = 256
+	DefaultIdleTimeout    = 90 * time.Second
+	DefaultDialTimeout    = 10 * time.Second
+)
+
+// Transport is an http.RoundTripper for "http" URLs. The zero value is
+// ready to use; set the fields before the first request. It is safe for
+// concurrent use.
+type Transport struct {
+	// DialContext opens connections (default: a net.Dialer with
+	// DefaultDialTimeout and 30 s keep-alive probes).
+	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
+	// MaxIdlePerHost bounds the idle connections kept per host:port
+	// (0 means DefaultMaxIdlePerHost).
+	MaxIdlePerHost int
+	// IdleTimeout closes a connection idle for that long (0 means
+	// DefaultIdleTimeout).
+	IdleTimeout time.Duration
+
+	mu   sync.Mutex
+	idle map[string][]*conn // per host:port, most recently used last
+}
+
+// conn is one connection and its buffers.
+type conn struct {
+	t      *Transport
+	addr   string
+	nc     net.Conn
+	br     *bufio.Reader
+	bw     *bufio.Writer
+	idleAt time.Time
+	timer  *time.Timer // closes the connection when idle too long
+	// deadline is whether the connection carries a deadline now.
+	deadline bool
+}
+
+var errNotHTTP = errors.New("h1: only http URLs are served")
+
+// aLongTimeAgo is a deadline in the past: it fails pending I/O at once.
+var aLongTimeAgo = time.Unix(1, 0)
+
+// RoundTrip sends req on an idle or new connection and returns its
+// response, whose Body must be read to its end (or closed) to free the
+// connection.
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL == nil || req.URL.Scheme != "http" || req.URL.Host == "" {
+		closeBody(req)
+		return nil, errNotHTTP
+	}
+	ctx := req.Context()
+	addr := hostPort(req)
+	for attempt := 0; ; attempt++ {
+		c, reused, err := t.conn(ctx, addr)
+		if err != nil {
+			closeBody(req)
+			return nil, contextError(ctx, err)
+		}
+		resp, read, err := c.exchange(ctx, req)
+		if err == nil {
+			return resp, nil
+		}
+		c.close()
+		if attempt == 0 && reused && !read && ctx.Err() == nil && replayable(req) {
+			if req, err = rewound(req); err == nil {
+				continue
+			}
+		}
+		return nil, contextError(ctx, err)
+	}
+}
+
+// CloseIdleConnections closes every idle connection.
+func (t *Transport) CloseIdleConnections() {
+	t.mu.Lock()
+	idle := t.idle
+	t.idle = nil
+	t.mu.Unlock()
+	for _, list := range idle {
+		for _, c := range list {
+			c.close()
+		}
+	}
+}
+
+// conn takes the most recently used idle connection to addr that is still
+// open, or dials one; reused says which.
+func (t *Transport) conn(ctx context.Context, addr string) (*conn, bool, error) {
+	for {
+		c := t.take(addr)
+		if c == nil {
+			break
+		}
+		if c.br.Buffered() == 0 && alive(c.nc) {
+			return c, true, nil
+		}
+		c.close()
+	}
+	dial := t.DialContext
+	if dial == nil {
+		dial = (&net.Dialer{Timeout: DefaultDialTimeout, KeepAlive: 30 * time.Second}).DialContext
+	}
+	nc, err := dial(ctx, "tcp", addr)
+	if err != nil {
+		return nil, false, err
+	}
+	return &conn{t: t, addr: addr, nc: nc, br: bufio.NewReaderSize(nc, 4<<10), bw: bufio.NewWriterSize(nc, 4<<10)}, false, nil
+}
+
+// take removes and returns the most recently used idle connection to
+// addr (nil when none is idle); one idle past IdleTimeout is closed.
+func (t *Transport) take(addr string) *conn {
+	var stale []*conn
+	defer func() { // after the unlock below
+		for _, c := range stale {
+			c.close()
+		}
+	}()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for {
+		list := t.idle[addr]
+		if len(list) == 0 {
+			return nil
+		}
+		c := list[len(list)-1]
+		list[len(list)-1] = nil
+		t.idle[addr] = list[:len(list)-1]
+		c.timer.Stop()
+		if time.Since(c.idleAt) < t.idleTimeout() {
+			return c
+		}
+		stale = append(stale, c) // its timer is late
+	}
+}
+
+// put returns a connection whose exchange ended cleanly to the idle pool.
+func (t *Transport) put(c *conn) {
+	t.mu.Lock()
+	max := t.MaxIdlePerHost
+	if max <= 0 {
+		max = DefaultMaxIdlePerHost
+	}
+	if len(t.idle[c.addr]) >= max {
+		t.mu.Unlock()
+		c.close()
+		return
+	}
+	if t.idle == nil {
+		t.idle = map[string][]*conn{}
+	}
+	c.idleAt = time.Now()
+	t.idle[c.addr] = append(t.idle[c.addr], c)
+	if c.timer == nil {
+		c.timer = time.AfterFunc(t.idleTimeout(), c.expire)
+	} else {
+		c.timer.Reset(t.idleTimeout())
+	}
+	t.mu.Unlock()
+}
+
+// expire closes c if it is still idle (a connection taken since is left
+// alone).
+func (c *conn) expire() {
+	t := c.t
+	t.mu.Lock()
+	list := t.idle[c.addr]
+	found := false
+	for i, x := range list {
+		if x == c {
+			t.idle[c.addr] = append(list[:i], list[i+1:]...)
+			found = true
+			break
+		}
+	}
+	t.mu.Unlock()
+	if found {
+		c.close()
+	}
+}
+
+func (t *Transport) idleTimeout() time.Duration {
+	if t.IdleTimeout > 0 {
+		return t.IdleTimeout
+	}
+	return DefaultIdleTimeout
+}
+
+func (c *conn) close() { _ = c.nc.Close() }
+
+// exchange writes req and reads the response head; read reports whether
+// any byte of a response arrived (after which nothing is retried).
+func (c *conn) exchange(ctx context.Context, req *http.Request) (resp *http.Response, read bool, err error) {
+	if dl, ok := ctx.Deadline(); ok {
+		_ = c.nc.SetDeadline(dl)
+		c.deadline = true
+	} else if c.deadline {
+		_ = c.nc.SetDeadline(time.Time{})
+		c.deadline = false
+	}
+	stop := context.AfterFunc(ctx, func() { _ = c.nc.SetDeadline(aLongTimeAgo) })
+	if err := req.Write(c.bw); err != nil { // closes req.Body
+		stop()
+		return nil, false, err
+	}
+	if err := c.bw.Flush(); err != nil {
+		stop()
+		return nil, false, err
+	}
+	for {
+		if _, err := c.br.Peek(1); err != nil {
+			stop()
+			return nil, false, err
+		}
+		resp, err = http.ReadResponse(c.br, req)
+		if err != nil {
+			stop()
+			return nil, true, fmt.Errorf("h1: reading the response: %w", err)
+		}
+		switch {
+		case resp.StatusCode == http.StatusSwitchingProtocols:
+			stop()
+			return nil, true, errors.New("h1: the upstream switched protocols, which is not supported")
+		case resp.StatusCode >= 100 && resp.StatusCode < 200:
+			continue // informational (103 Early Hints): the response follows
+		}
+		break
+	}
+	resp.Body = &body{rc: resp.Body, c: c, ctx: ctx, stop: stop, keep: !resp.Close && !req.Close}
+	return resp, true, nil
+}
+
+// body is a response body: it frees its connection at its end, closes it
+// when closed early or on an error.
+type body struct {
+	rc   io.ReadCloser
+	c    *conn
+	ctx  context.Context
+	stop func() bool
+	keep bool
+	done atomic.Bool
+}
+
+func (b *body) Read(p []byte) (int, error) {
+	if b.done.Load() {
+		return 0, errors.New("h1: read on a closed response body")
+	}
+	n, err := b.rc.Read(p)
+	switch {
+	case err == io.EOF:
+		b.release(true)
+	case err != nil:
+		b.release(false)
+		err = contextError(b.ctx, err)
+	}
+	return n, err
+}
+
+// Close frees the connection if the body was read to its end and closes
+// it otherwise (no draining: a large body is never read to reuse a
+// connection).
+func (b *body) Close() error {
+	b.release(false)
+	return nil
+}
+
+// release ends the exchange once: a clean end returns the connection to
+// the pool, anything else closes it.
+func (b *body) release(clean bool) {
+	if !b.done.CompareAndSwap(false, true) {
+		return
+	}
+	// stop fails when the context's cancellation already fired: the
+	// connection's deadline is then in the past, so it is not reused.
+	if stopped := b.stop(); clean && stopped && b.keep {
+		b.c.t.put(b.c)
+		return
+	}
+	b.c.close()
+}
+
+// replayable is net/http's rule for sending a request again: an
+// idempotent method (or an idempotency key) and a body that can be had
+// again.
+func replayable(req *http.Request) bool {
+	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
+		return false
+	}
+	switch req.Method {
+	case "", http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
+		return true
+	}
+	_, key := req.Header["Idempotency-Key"]
+	_, xkey := req.Header["X-Idempotency-Key"]
+	return key || xkey
+}
+
+// rewound is req with a fresh copy of its body, for a second attempt.
+func rewound(req *http.Request) (*http.Request, error) {
+	if req.Body == nil || req.Body == http.NoBody {
+		return req, nil
+	}
+	b, err := req.GetBody()
+	if err != nil {
+		return nil, fmt.Errorf("h1: rewinding the body to retry: %w", err)
+	}
+	r := *req
+	r.Body = b
+	return &r, nil
+}
+
+// contextError is err, or the context's error wrapping it when the
+// context ended (the I/O failed because of it). The connection's deadline
+// is the context's, and may fire a moment before the context's own timer.
+func contextError(ctx context.Context, err error) error {
+	cerr := ctx.Err()
+	var ne net.Error
+	if dl, ok := ctx.Deadline(); cerr == nil && ok && errors.As(err, &ne) && ne.Timeout() && !time.Now().Before(dl) {
+		cerr = context.DeadlineExceeded
+	}
+	if cerr != nil && !errors.Is(err, cerr) {
+		return fmt.Errorf("%w (%v)", cerr, err)
+	}
+	return err
+}
+
+func closeBody(req *http.Request) {
+	if req.Body != nil {
+		_ = req.Body.Close()
+	}
+}
+
+// hostPort is the address to dial for req: its URL's host, port 80 by
+// default.
+func hostPort(req *http.Request) string {
+	port := req.URL.Port()
+	if port == "" {
+		port = "80"
+	}
+	return net.JoinHostPort(req.URL.Hostname(), port)
+}
