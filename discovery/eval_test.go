@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -178,19 +180,31 @@ var evalFloors = map[string]float64{"github": 0.50, "stripe": 0.60, "graph": 0.3
 // fails when mcpgate's ranking does worse than plain BM25 or than its
 // held-out floor. With -v and EVAL_MISSES=dev it lists the dev misses (the
 // held-out misses only with EVAL_MISSES=heldout, for the final report).
+// EVAL_HALF=dev measures the dev half only (for tuning). With EVAL_EMBED_URL
+// it also measures mcpgate's ranking re-ranked by that embeddings endpoint
+// (see evalEmbedRankings).
 func TestEval(t *testing.T) {
-	rankings := []struct {
-		name string
-		opts Options
-	}{
+	rankings := []evalRanking{
 		{"plain BM25", Options{Ranking: PlainBM25}},
 		{"mcpgate, no WordNet", Options{NoSynonyms: true}},
 		{"mcpgate", Options{}},
 	}
+	embedded, err := evalEmbedRankings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rankings = append(rankings, embedded...)
+	halves := []string{"dev", "heldout"}
+	if only := os.Getenv("EVAL_HALF"); only != "" {
+		if !slices.Contains(halves, only) {
+			t.Fatalf("EVAL_HALF=%s: want dev or heldout", only)
+		}
+		halves = []string{only}
+	}
 	show := os.Getenv("EVAL_MISSES")
 	plain := map[string]metrics{}
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n%-8s %-8s %-22s %5s %5s %6s\n", "api", "half", "ranking", "R@1", "R@5", "MRR@10")
+	fmt.Fprintf(&b, "\n%-8s %-8s %-26s %5s %5s %6s\n", "api", "half", "ranking", "R@1", "R@5", "MRR@10")
 	for _, api := range evalAPIs {
 		s := loadEvalSet(t, api)
 		c := loadCorpusAPI(t, api, s.Doc)
@@ -199,12 +213,18 @@ func TestEval(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if err := ix.PrepareEmbeddings(context.Background()); err != nil {
+				t.Fatalf("%s, %s: %v", api, rk.name, err)
+			}
 			for _, half := range []struct {
 				name string
 				qs   []evalQuery
 			}{{"dev", s.Dev}, {"heldout", s.Heldout}} {
+				if !slices.Contains(halves, half.name) {
+					continue
+				}
 				m := evaluate(t, ix, c, half.qs)
-				fmt.Fprintf(&b, "%-8s %-8s %-22s %5.2f %5.2f %6.3f\n", api, half.name, rk.name, m.r1, m.r5, m.mrr10)
+				fmt.Fprintf(&b, "%-8s %-8s %-26s %5.2f %5.2f %6.3f\n", api, half.name, rk.name, m.r1, m.r5, m.mrr10)
 				key := api + " " + half.name
 				switch rk.name {
 				case "plain BM25":
@@ -217,7 +237,7 @@ func TestEval(t *testing.T) {
 						t.Errorf("%s: R@5 %.2f fell below its floor %.2f", key, m.r5, evalFloors[api])
 					}
 				}
-				if show == half.name && rk.name == "mcpgate" {
+				if show == half.name && (rk.name == "mcpgate" || rk.opts.Embeddings != nil) {
 					for _, miss := range m.misses {
 						fmt.Fprintf(&b, "    miss: %s\n", miss)
 					}
@@ -226,4 +246,43 @@ func TestEval(t *testing.T) {
 		}
 	}
 	t.Log(b.String())
+}
+
+type evalRanking struct {
+	name string
+	opts Options
+}
+
+// evalEmbedRankings are mcpgate's ranking re-ranked by the embeddings
+// endpoint EVAL_EMBED_URL (an OpenAI-compatible API base such as
+// http://127.0.0.1:11434/v1) with model EVAL_EMBED_MODEL (and bearer key
+// EVAL_EMBED_KEY when set), one ranking per blend weight of
+// EVAL_EMBED_WEIGHT (comma-separated, default 0.5; 1 ranks by the
+// embeddings alone). Tool vectors are kept in EVAL_EMBED_CACHE
+// (default mcpgate-eval-embeddings under the temporary directory) so that
+// repeated runs embed only the queries. Without EVAL_EMBED_URL there are
+// none.
+func evalEmbedRankings() ([]evalRanking, error) {
+	url := os.Getenv("EVAL_EMBED_URL")
+	if url == "" {
+		return nil, nil
+	}
+	cache := os.Getenv("EVAL_EMBED_CACHE")
+	if cache == "" {
+		cache = filepath.Join(os.TempDir(), "mcpgate-eval-embeddings")
+	}
+	weights := os.Getenv("EVAL_EMBED_WEIGHT")
+	if weights == "" {
+		weights = "0.5"
+	}
+	var out []evalRanking
+	for _, w := range strings.Split(weights, ",") {
+		weight, err := strconv.ParseFloat(strings.TrimSpace(w), 64)
+		if err != nil || weight <= 0 || weight > 1 {
+			return nil, fmt.Errorf("EVAL_EMBED_WEIGHT=%s: want weights in (0, 1], comma-separated", weights)
+		}
+		e := &Embedder{URL: url, Model: os.Getenv("EVAL_EMBED_MODEL"), APIKey: os.Getenv("EVAL_EMBED_KEY"), CacheDir: cache, Weight: weight}
+		out = append(out, evalRanking{fmt.Sprintf("mcpgate + embeddings %.2f", weight), Options{Embeddings: e}})
+	}
+	return out, nil
 }
