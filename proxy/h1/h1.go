@@ -22,8 +22,9 @@
 //     Idempotency-Key header) with no body or a rewindable one, as
 //     net/http decides. Nothing else is ever retried.
 //   - The request's context bounds the exchange and the body read: its
-//     deadline is the connection's, its cancellation unblocks I/O at once,
-//     and the error then wraps the context's error.
+//     end (cancellation or deadline) unblocks I/O at once, and the error
+//     then wraps the context's error. A connection in the pool carries no
+//     deadline.
 //   - Idle connections are bounded per host and closed after IdleTimeout.
 package h1
 
@@ -74,8 +75,6 @@ type conn struct {
 	bw     *bufio.Writer
 	idleAt time.Time
 	timer  *time.Timer // closes the connection when idle too long
-	// deadline is whether the connection carries a deadline now.
-	deadline bool
 }
 
 var errNotHTTP = errors.New("h1: only http URLs are served")
@@ -234,13 +233,9 @@ func (c *conn) close() { _ = c.nc.Close() }
 // exchange writes req and reads the response head; read reports whether
 // any byte of a response arrived (after which nothing is retried).
 func (c *conn) exchange(ctx context.Context, req *http.Request) (resp *http.Response, read bool, err error) {
-	if dl, ok := ctx.Deadline(); ok {
-		_ = c.nc.SetDeadline(dl)
-		c.deadline = true
-	} else if c.deadline {
-		_ = c.nc.SetDeadline(time.Time{})
-		c.deadline = false
-	}
+	// The context's end (its deadline included) fails the connection's
+	// I/O at once; the error is then the context's (a connection deadline
+	// of its own could fire a moment before the context says it ended).
 	stop := context.AfterFunc(ctx, func() { _ = c.nc.SetDeadline(aLongTimeAgo) })
 	if err := req.Write(c.bw); err != nil { // closes req.Body
 		stop()
@@ -353,15 +348,9 @@ func rewound(req *http.Request) (*http.Request, error) {
 }
 
 // contextError is err, or the context's error wrapping it when the
-// context ended (the I/O failed because of it). The connection's deadline
-// is the context's, and may fire a moment before the context's own timer.
+// context ended (the I/O failed because of it).
 func contextError(ctx context.Context, err error) error {
-	cerr := ctx.Err()
-	var ne net.Error
-	if dl, ok := ctx.Deadline(); cerr == nil && ok && errors.As(err, &ne) && ne.Timeout() && !time.Now().Before(dl) {
-		cerr = context.DeadlineExceeded
-	}
-	if cerr != nil && !errors.Is(err, cerr) {
+	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
 		return fmt.Errorf("%w (%v)", cerr, err)
 	}
 	return err
