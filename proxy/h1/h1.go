@@ -264,7 +264,12 @@ func (c *conn) exchange(ctx context.Context, req *http.Request) (resp *http.Resp
 		}
 		break
 	}
-	resp.Body = &body{rc: resp.Body, c: c, ctx: ctx, stop: stop, keep: !resp.Close && !req.Close}
+	b := &body{rc: resp.Body, c: c, ctx: ctx, stop: stop, keep: !resp.Close && !req.Close}
+	if resp.Body == http.NoBody { // 204, 304, HEAD, Content-Length: 0
+		b.release(true) // free at once: callers often close such a body unread
+		return resp, true, nil
+	}
+	resp.Body = b
 	return resp, true, nil
 }
 

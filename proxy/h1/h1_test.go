@@ -94,6 +94,36 @@ func TestReuseAndBodies(t *testing.T) {
 	}
 }
 
+// TestEmptyBodies: a response without a body frees its connection at
+// once, even when its (empty) body is closed unread.
+func TestEmptyBodies(t *testing.T) {
+	srv, conns := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/204":
+			w.WriteHeader(http.StatusNoContent)
+		case "/304":
+			w.WriteHeader(http.StatusNotModified)
+		case "/zero":
+			w.Header().Set("Content-Length", "0")
+		default:
+			io.WriteString(w, "body")
+		}
+	})
+	tr := &Transport{}
+	defer tr.CloseIdleConnections()
+	for _, c := range []struct{ method, path string }{{"GET", "/204"}, {"GET", "/304"}, {"GET", "/zero"}, {"HEAD", "/"}, {"DELETE", "/204"}} {
+		req, _ := http.NewRequest(c.method, srv.URL+c.path, nil)
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatalf("%s %s: %v", c.method, c.path, err)
+		}
+		resp.Body.Close()
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("%d connections, want 1", n)
+	}
+}
+
 func TestConcurrent(t *testing.T) {
 	srv, conns := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, r.URL.Query().Get("i"))
