@@ -407,6 +407,12 @@ func (g *Gateway) Handler() http.Handler {
 	l := g.cfg.Limits
 	// The tracer continues a trace context of the HTTP headers (a request
 	// whose _meta names none is then its child); off, it adds nothing.
+	// Without OAuth the bearer token is the principal (see bearer); the
+	// instrument puts it in the request it derives anyway.
+	var principal func(*http.Request) (mcp.Principal, bool)
+	if g.oauth == nil {
+		principal = g.bearer
+	}
 	mcpHandler := g.ops.tracer.Handler(g.metrics.instrument(mcp.NewHTTPHandler(g.server, &mcp.HTTPOptions{
 		AllowedHosts: g.cfg.AllowedHosts, AllowedOrigins: g.cfg.AllowedOrigins,
 		Legacy: mcp.LegacyOptions{Disable: g.cfg.DisableLegacy, IdleTimeout: l.SessionIdle,
@@ -414,7 +420,7 @@ func (g *Gateway) Handler() http.Handler {
 		ListenStreams:  mcp.Limits{Total: l.Streams, PerAddress: l.StreamsPerAddress, PerCaller: l.StreamsPerCaller},
 		HostRejected:   g.hostRejected,
 		TrustedProxies: g.trustedProxies,
-	}), g.knownMethod))
+	}), g.knownMethod, principal))
 	if g.oauth != nil {
 		h, err := g.oauth.wrap(mux, g.cfg.Path, mcpHandler)
 		if err != nil {
@@ -425,7 +431,7 @@ func (g *Gateway) Handler() http.Handler {
 		}
 		mux.Handle(g.cfg.Path, h)
 	} else {
-		mux.Handle(g.cfg.Path, g.bearerPrincipal(mcpHandler))
+		mux.Handle(g.cfg.Path, mcpHandler)
 	}
 	if g.conn != nil {
 		// The connect pages are opened by a browser, which carries no
@@ -550,16 +556,15 @@ func (g *Gateway) Close() error {
 	return errors.Join(errs...)
 }
 
-// bearerPrincipal makes the caller's bearer token the request's principal:
-// the token is the credential forwarded upstream, and a hash of it is the
+// bearer makes the caller's bearer token the request's principal: the
+// token is the credential forwarded upstream, and a hash of it is the
 // subject that binds sealed state and tasks to this caller.
-func (g *Gateway) bearerPrincipal(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if tok, ok := bearerToken(r.Header.Get("Authorization")); ok {
-			r = r.WithContext(mcp.WithPrincipal(r.Context(), g.callers.principal(tok)))
-		}
-		next.ServeHTTP(w, r)
-	})
+func (g *Gateway) bearer(r *http.Request) (mcp.Principal, bool) {
+	tok, ok := bearerToken(r.Header.Get("Authorization"))
+	if !ok {
+		return mcp.Principal{}, false
+	}
+	return g.callers.principal(tok), true
 }
 
 func bearerToken(h string) (string, bool) {

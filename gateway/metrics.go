@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/mcpgate/mcpgate/mcp"
+
 	"github.com/mcpgate/mcpgate/audit"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -71,13 +73,21 @@ func (m *metrics) handler() http.Handler {
 // is the one the observer saw (so a 2025-11-25 request, which names it only
 // in its body, is counted by method too), and a label only when known says
 // the server answers that method: a client must not be able to mint label
-// values (each one is a time series kept forever).
-func (m *metrics) instrument(next http.Handler, known func(method string) bool) http.Handler {
+// values (each one is a time series kept forever). When principal is set,
+// the caller it names (from the bearer token) goes into the same derived
+// request: one copy of the request per call, not one per middleware.
+func (m *metrics) instrument(next http.Handler, known func(method string) bool, principal func(*http.Request) (mcp.Principal, bool)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		in := &instrumented{statusWriter: statusWriter{ResponseWriter: w, status: http.StatusOK}}
-		next.ServeHTTP(&in.statusWriter, r.WithContext(context.WithValue(r.Context(), methodSlotKey{}, &in.slot)))
-		method := in.slot.method
+		ctx := context.WithValue(r.Context(), instrumentedKey{}, in)
+		if principal != nil {
+			if p, ok := principal(r); ok {
+				ctx = mcp.WithPrincipal(ctx, p)
+			}
+		}
+		next.ServeHTTP(&in.statusWriter, r.WithContext(ctx))
+		method := in.method
 		if method == "" || !known(method) {
 			method = "other"
 		}
@@ -93,13 +103,18 @@ func (m *metrics) toolCall(tool, outcome string, d time.Duration) {
 	m.toolTime.WithLabelValues(tool).Observe(d.Seconds())
 }
 
-// instrumented is what the instrument keeps for one request, in one
-// allocation: the writer that records the status and the slot the
-// observer names the method in.
+// instrumented is what the instrument keeps for one HTTP request, in one
+// allocation: the writer that records the status, the method the observer
+// saw, and the observer's first observation (a request carries one
+// JSON-RPC message; any other is observed apart).
 type instrumented struct {
 	statusWriter
-	slot methodSlot
+	method   string
+	observed observed
+	used     bool // observed is taken
 }
+
+type instrumentedKey struct{}
 
 // statusLabel is the status as a label value, without formatting the
 // statuses an MCP endpoint answers with.

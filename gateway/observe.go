@@ -53,17 +53,21 @@ type observed struct {
 
 type observedKey struct{}
 
-// methodSlot is where the observer tells the HTTP instrument which method
-// a request was (a legacy request names it only in its body).
-type methodSlot struct{ method string }
-
-type methodSlotKey struct{}
-
+// Begin tells the HTTP instrument which method the request was (a legacy
+// request names it only in its body) and starts its observation, in the
+// instrument's allocation when it has one free.
 func (o observer) Begin(ctx context.Context, r *mcp.RequestInfo) context.Context {
-	if slot, ok := ctx.Value(methodSlotKey{}).(*methodSlot); ok {
-		slot.method = r.Method
+	var ob *observed
+	if in, ok := ctx.Value(instrumentedKey{}).(*instrumented); ok {
+		in.method = r.Method
+		if !in.used {
+			in.used = true
+			ob = &in.observed
+		}
 	}
-	ob := &observed{}
+	if ob == nil {
+		ob = &observed{}
+	}
 	ctx, ob.span = o.g.ops.tracer.StartRequest(ctx, telemetry.Request{
 		Method: r.Method, ID: string(r.ID), ProtocolVersion: r.ProtocolVersion, Target: r.Name,
 		Stdio: r.Transport == "stdio",
