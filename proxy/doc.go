@@ -72,4 +72,8 @@
 //     redaction paths, the compiled inputSchema) is done once per
 //     [Endpoint], never per call. The package has no mutable package-level
 //     state.
+//
+// The default transport ([NewTransport]) sends http URLs through package
+// h1 (HTTP/1.1 on the calling goroutine) and https URLs through net/http's
+// Transport (HTTP/2 when offered).
 package proxy
