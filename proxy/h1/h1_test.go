@@ -187,7 +187,7 @@ func TestConnectionClose(t *testing.T) {
 }
 
 // rawServer accepts connections and runs serve on each.
-func rawServer(t *testing.T, serve func(n int, c net.Conn)) string {
+func rawServer(t testing.TB, serve func(n int, c net.Conn)) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
