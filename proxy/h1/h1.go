@@ -36,6 +36,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -64,7 +65,13 @@ type Transport struct {
 
 	mu   sync.Mutex
 	idle map[string][]*conn // per host:port, most recently used last
+	last atomic.Pointer[hostAddr]
 }
+
+// hostAddr is the address to dial for a URL's host, kept for the host
+// last seen (a gateway's transport serves one upstream: its address is
+// worked out once, not on every request).
+type hostAddr struct{ host, addr string }
 
 // conn is one connection and its buffers.
 type conn struct {
@@ -93,7 +100,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, errNotHTTP
 	}
 	ctx := req.Context()
-	addr := hostPort(req)
+	addr := t.hostPort(req.URL)
 	for attempt := 0; ; attempt++ {
 		c, reused, err := t.conn(ctx, addr)
 		if err != nil {
@@ -376,12 +383,17 @@ func closeBody(req *http.Request) {
 	}
 }
 
-// hostPort is the address to dial for req: its URL's host, port 80 by
-// default.
-func hostPort(req *http.Request) string {
-	port := req.URL.Port()
+// hostPort is the address to dial for u: its host, port 80 by default.
+// It depends on u.Host alone.
+func (t *Transport) hostPort(u *url.URL) string {
+	if last := t.last.Load(); last != nil && last.host == u.Host {
+		return last.addr
+	}
+	port := u.Port()
 	if port == "" {
 		port = "80"
 	}
-	return net.JoinHostPort(req.URL.Hostname(), port)
+	addr := net.JoinHostPort(u.Hostname(), port)
+	t.last.Store(&hostAddr{host: u.Host, addr: addr})
+	return addr
 }
