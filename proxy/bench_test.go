@@ -117,12 +117,19 @@ func (w *discardWriter) Write(b []byte) (int, error) {
 
 // BenchmarkPrepareGET measures only the proxy's own request work for
 // getPet (decode + validate the arguments, build the URL and headers,
-// apply the credential), without the network.
-func BenchmarkPrepareGET(b *testing.B) {
+// apply the credential), without the network; BenchmarkPrepareQuery the
+// same for listPets with query parameters.
+func BenchmarkPrepareGET(b *testing.B) { benchPrepare(b, "getPet", `{"petId":1}`) }
+
+func BenchmarkPrepareQuery(b *testing.B) {
+	benchPrepare(b, "listPets", `{"limit":2,"cursor":"c-1","filter":{"status":"available","species":"dog"}}`)
+}
+
+func benchPrepare(b *testing.B, tool, arguments string) {
 	p, eps, _ := demoGateway(b, demo.Options{}, nil)
-	e := eps["getPet"]
+	e := eps[tool]
 	ctx := mcp.WithPrincipal(context.Background(), mcp.Principal{Credential: mcp.NewSecret("demo-token")})
-	args := json.RawMessage(`{"petId":1}`)
+	args := json.RawMessage(arguments)
 	b.ReportAllocs()
 	for b.Loop() {
 		v, err := e.decodeArgs(args)

@@ -271,6 +271,7 @@ func appendSimple(dst []byte, v any, explode bool, esc func([]byte, string) []by
 // pairWriter appends name=value pairs to a query string or a form body.
 type pairWriter struct {
 	buf  []byte
+	from int        // where the pairs start in buf (what precedes is not theirs)
 	keep *[256]bool // value escaping (names always use keepUnreserved)
 	form bool       // application/x-www-form-urlencoded: space as '+'
 }
@@ -294,7 +295,7 @@ func (w *pairWriter) esc(s string, keep *[256]bool) {
 }
 
 func (w *pairWriter) sep() {
-	if len(w.buf) > 0 {
+	if len(w.buf) > w.from {
 		w.buf = append(w.buf, '&')
 	}
 }

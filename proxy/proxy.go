@@ -378,11 +378,14 @@ func (p *Proxy) requestURL(e *Endpoint, args map[string]any, bad *argErrors) (*u
 	if len(raw) == 0 || raw[0] != '/' {
 		raw = append([]byte{'/'}, raw...)
 	}
-	rawPath := neutralizeDots(string(raw), len(p.basePath))
-
-	qbuf := e.appendQuery(raw[:0], args)
-	rawQuery := string(qbuf)
-	*scratch = qbuf[:0] // keep the grown buffer for the pool
+	// The path and the query become one string (one allocation), cut in
+	// two.
+	n := len(raw)
+	buf := e.appendQuery(raw, args)
+	pathQuery := string(buf)
+	*scratch = buf[:0] // keep the grown buffer for the pool
+	rawPath := neutralizeDots(pathQuery[:n], len(p.basePath))
+	rawQuery := pathQuery[n:]
 
 	u := *p.base
 	u.RawQuery = rawQuery
@@ -419,10 +422,10 @@ func (e *Endpoint) appendPath(dst []byte, args map[string]any, bad *argErrors) [
 	return dst
 }
 
-// appendQuery appends the query: the template's literal first, then the
-// query parameters.
+// appendQuery appends the query (without its "?"): the template's literal
+// first, then the query parameters.
 func (e *Endpoint) appendQuery(dst []byte, args map[string]any) []byte {
-	qw := pairWriter{buf: dst}
+	qw := pairWriter{buf: dst, from: len(dst)}
 	for _, part := range e.queryTmpl {
 		if part.param == nil {
 			qw.raw(part.literal)

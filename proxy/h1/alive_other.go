@@ -4,7 +4,11 @@ package h1
 
 import "net"
 
-// alive cannot peek without blocking here: a connection the server closed
+// probe cannot peek without blocking here: a connection the server closed
 // while idle is found by the first exchange, which a replayable request
 // survives (see RoundTrip).
-func alive(net.Conn) bool { return true }
+type probe struct{}
+
+func (*probe) init(net.Conn) {}
+
+func (*probe) alive() bool { return true }

@@ -8,24 +8,44 @@ import (
 	"syscall"
 )
 
-// alive peeks at an idle connection without blocking: a connection the
+// probe peeks at an idle connection without blocking: a connection the
 // server closed (EOF), reset, or sent unasked-for bytes on is not reused.
-func alive(nc net.Conn) bool {
+// It is set up once per connection (its raw connection and the peek
+// function are kept), so that a probe costs no allocation; only the
+// goroutine that took the connection from the pool uses it.
+type probe struct {
+	rc   syscall.RawConn // nil: nothing to peek at (not a socket)
+	err  error           // the raw connection could not be had
+	peek func(fd uintptr)
+	open bool
+	b    [1]byte
+}
+
+func (p *probe) init(nc net.Conn) {
 	sc, ok := nc.(syscall.Conn)
 	if !ok {
+		return
+	}
+	p.rc, p.err = sc.SyscallConn()
+	p.peek = p.recv
+}
+
+// alive reports whether the connection is open with nothing pending.
+func (p *probe) alive() bool {
+	switch {
+	case p.err != nil:
+		return false
+	case p.rc == nil:
 		return true
 	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return false
-	}
-	open := false
-	var b [1]byte
+	p.open = false
 	// Control, not Read: no readiness wait, and the deadline the last
 	// exchange left on the connection does not apply.
-	err = rc.Control(func(fd uintptr) {
-		_, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-		open = err != nil && (errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EWOULDBLOCK))
-	})
-	return open && err == nil
+	err := p.rc.Control(p.peek)
+	return p.open && err == nil
+}
+
+func (p *probe) recv(fd uintptr) {
+	_, _, err := syscall.Recvfrom(int(fd), p.b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+	p.open = err != nil && (errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EWOULDBLOCK))
 }

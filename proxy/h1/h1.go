@@ -36,6 +36,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -64,7 +65,13 @@ type Transport struct {
 
 	mu   sync.Mutex
 	idle map[string][]*conn // per host:port, most recently used last
+	last atomic.Pointer[hostAddr]
 }
+
+// hostAddr is the address to dial for a URL's host, kept for the host
+// last seen (a gateway's transport serves one upstream: its address is
+// worked out once, not on every request).
+type hostAddr struct{ host, addr string }
 
 // conn is one connection and its buffers.
 type conn struct {
@@ -75,6 +82,8 @@ type conn struct {
 	bw     *bufio.Writer
 	idleAt time.Time
 	timer  *time.Timer // closes the connection when idle too long
+	probe  probe       // is an idle connection still open?
+	abort  func()      // fails the connection's pending I/O at once
 }
 
 var errNotHTTP = errors.New("h1: only http URLs are served")
@@ -91,7 +100,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, errNotHTTP
 	}
 	ctx := req.Context()
-	addr := hostPort(req)
+	addr := t.hostPort(req.URL)
 	for attempt := 0; ; attempt++ {
 		c, reused, err := t.conn(ctx, addr)
 		if err != nil {
@@ -133,7 +142,7 @@ func (t *Transport) conn(ctx context.Context, addr string) (*conn, bool, error) 
 		if c == nil {
 			break
 		}
-		if c.br.Buffered() == 0 && alive(c.nc) {
+		if c.br.Buffered() == 0 && c.probe.alive() {
 			return c, true, nil
 		}
 		c.close()
@@ -146,7 +155,10 @@ func (t *Transport) conn(ctx context.Context, addr string) (*conn, bool, error) 
 	if err != nil {
 		return nil, false, err
 	}
-	return &conn{t: t, addr: addr, nc: nc, br: bufio.NewReaderSize(nc, 4<<10), bw: bufio.NewWriterSize(nc, 4<<10)}, false, nil
+	c := &conn{t: t, addr: addr, nc: nc, br: bufio.NewReaderSize(nc, 4<<10), bw: bufio.NewWriterSize(nc, 4<<10)}
+	c.probe.init(nc)
+	c.abort = c.failIO
+	return c, false, nil
 }
 
 // take removes and returns the most recently used idle connection to
@@ -230,13 +242,17 @@ func (t *Transport) idleTimeout() time.Duration {
 
 func (c *conn) close() { _ = c.nc.Close() }
 
+// failIO puts the connection's deadline in the past, which fails its
+// pending and future I/O at once.
+func (c *conn) failIO() { _ = c.nc.SetDeadline(aLongTimeAgo) }
+
 // exchange writes req and reads the response head; read reports whether
 // any byte of a response arrived (after which nothing is retried).
 func (c *conn) exchange(ctx context.Context, req *http.Request) (resp *http.Response, read bool, err error) {
 	// The context's end (its deadline included) fails the connection's
 	// I/O at once; the error is then the context's (a connection deadline
 	// of its own could fire a moment before the context says it ended).
-	stop := context.AfterFunc(ctx, func() { _ = c.nc.SetDeadline(aLongTimeAgo) })
+	stop := context.AfterFunc(ctx, c.abort)
 	if err := req.Write(c.bw); err != nil { // closes req.Body
 		stop()
 		return nil, false, err
@@ -367,12 +383,17 @@ func closeBody(req *http.Request) {
 	}
 }
 
-// hostPort is the address to dial for req: its URL's host, port 80 by
-// default.
-func hostPort(req *http.Request) string {
-	port := req.URL.Port()
+// hostPort is the address to dial for u: its host, port 80 by default.
+// It depends on u.Host alone.
+func (t *Transport) hostPort(u *url.URL) string {
+	if last := t.last.Load(); last != nil && last.host == u.Host {
+		return last.addr
+	}
+	port := u.Port()
 	if port == "" {
 		port = "80"
 	}
-	return net.JoinHostPort(req.URL.Hostname(), port)
+	addr := net.JoinHostPort(u.Hostname(), port)
+	t.last.Store(&hostAddr{host: u.Host, addr: addr})
+	return addr
 }

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -187,7 +188,7 @@ func TestConnectionClose(t *testing.T) {
 }
 
 // rawServer accepts connections and runs serve on each.
-func rawServer(t *testing.T, serve func(n int, c net.Conn)) string {
+func rawServer(t testing.TB, serve func(n int, c net.Conn)) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -486,6 +487,26 @@ func TestNotHTTP(t *testing.T) {
 		req, _ := http.NewRequest("GET", u, nil)
 		if _, err := tr.RoundTrip(req); !errors.Is(err, errNotHTTP) {
 			t.Errorf("%s: %v", u, err)
+		}
+	}
+}
+
+// TestHostPort: the address to dial follows the URL's host, whatever the
+// host seen before it (the transport keeps the last one).
+func TestHostPort(t *testing.T) {
+	tr := &Transport{}
+	cases := []struct{ host, want string }{
+		{"example.com", "example.com:80"},
+		{"example.com:8080", "example.com:8080"},
+		{"example.com", "example.com:80"},
+		{"[::1]", "[::1]:80"},
+		{"[::1]:9000", "[::1]:9000"},
+		{"10.0.0.1:80", "10.0.0.1:80"},
+		{"10.0.0.1:80", "10.0.0.1:80"},
+	}
+	for _, c := range cases {
+		if got := tr.hostPort(&url.URL{Scheme: "http", Host: c.host}); got != c.want {
+			t.Errorf("hostPort(%q) = %q, want %q", c.host, got, c.want)
 		}
 	}
 }
