@@ -298,15 +298,20 @@ type body struct {
 	stop func() bool
 	keep bool
 	done atomic.Bool
+	eof  atomic.Bool // read to its end: further reads give io.EOF again
 }
 
 func (b *body) Read(p []byte) (int, error) {
 	if b.done.Load() {
+		if b.eof.Load() {
+			return 0, io.EOF
+		}
 		return 0, errors.New("h1: read on a closed response body")
 	}
 	n, err := b.rc.Read(p)
 	switch {
 	case err == io.EOF:
+		b.eof.Store(true)
 		b.release(true)
 	case err != nil:
 		b.release(false)

@@ -93,6 +93,23 @@ func TestReuseAndBodies(t *testing.T) {
 	if n := conns.Load(); n != 1 {
 		t.Errorf("%d connections for %d sequential exchanges, want 1", n, len(cases))
 	}
+
+	// A body read to its end keeps answering io.EOF, as net/http's does.
+	req, _ := http.NewRequest("GET", srv.URL+"/pets/3", nil)
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, resp.ContentLength)
+	if _, err := io.ReadFull(resp.Body, buf); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if n, err := resp.Body.Read(make([]byte, 8)); n != 0 || err != io.EOF {
+			t.Errorf("read past the end: %d, %v; want 0, EOF", n, err)
+		}
+	}
+	resp.Body.Close()
 }
 
 // TestEmptyBodies: a response without a body frees its connection at
