@@ -265,11 +265,40 @@ func putBuf(b *[]byte) {
 
 // appendResponse appends {"jsonrpc":"2.0","id":ID,"result":RESULT}.
 func appendResponse(dst []byte, id, result json.RawMessage) []byte {
-	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
-	dst = append(dst, id...)
-	dst = append(dst, `,"result":`...)
+	dst = appendResponseHead(dst, id)
 	dst = append(dst, result...)
 	return append(dst, '}')
+}
+
+// The head of a response, before its result.
+const (
+	responseHead1 = `{"jsonrpc":"2.0","id":`
+	responseHead2 = `,"result":`
+)
+
+// appendResponseHead appends {"jsonrpc":"2.0","id":ID,"result":, the
+// response before its result.
+func appendResponseHead(dst []byte, id json.RawMessage) []byte {
+	dst = append(dst, responseHead1...)
+	dst = append(dst, id...)
+	return append(dst, responseHead2...)
+}
+
+// responseIn completes and returns the response in *buf when result was
+// encoded there right after the response's head for id (see call.resp), so
+// that it is written without a copy; ok is false for any other result.
+func responseIn(buf *[]byte, id, result json.RawMessage) (_ []byte, ok bool) {
+	if buf == nil || len(result) == 0 {
+		return nil, false
+	}
+	b := *buf
+	head := len(b) - len(result)
+	if head != len(responseHead1)+len(id)+len(responseHead2) || &b[head] != &result[0] {
+		return nil, false
+	}
+	b = append(b, '}')
+	*buf = b
+	return b, true
 }
 
 // appendError appends an error response; id may be nil when it could not be
