@@ -165,3 +165,48 @@ func TestHTTPAnswerBuffersConcurrent(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestHTTPRequestsForget pins that a request sees nothing of the one
+// before it (the transport reuses what it decodes requests into): a call
+// with a progress token, trace context and arguments, then one without.
+func TestHTTPRequestsForget(t *testing.T) {
+	s := quietServer(nil)
+	type seen struct {
+		trace mcp.TraceContext
+		args  string
+		round int
+	}
+	var got []seen
+	must(t, s.AddTool(&mcp.Tool{Name: "probe"}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		got = append(got, seen{req.Trace, string(req.Arguments), req.Round})
+		_ = req.Progress(1, 1, "")
+		return mcp.TextResult("ok"), nil
+	}))
+	h := mcp.NewHTTPHandler(s, nil)
+	rich := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"probe","arguments":{"secret":"s3cr3t"},` +
+		`"_meta":{` + metaVersion + `,` + metaCaps + `,"progressToken":"p","traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01","baggage":"user=alice"}}}`
+	bare := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"probe",` + metaOK + `}}`
+	for i := range 20 {
+		for _, body := range []string{rich, bare} {
+			req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set(mcp.HeaderProtocolVersion, mcp.ProtocolVersion)
+			req.Header.Set(mcp.HeaderMethod, "tools/call")
+			req.Header.Set(mcp.HeaderName, "probe")
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			sse := rec.Header().Get("Content-Type") == "text/event-stream"
+			if rec.Code != http.StatusOK || sse != (body == rich) {
+				t.Fatalf("round %d: %d %s: %s", i, rec.Code, rec.Header().Get("Content-Type"), rec.Body)
+			}
+		}
+	}
+	for i, g := range got {
+		if i%2 == 1 && (g != seen{}) {
+			t.Fatalf("call %d without _meta extras or arguments saw %+v", i, g)
+		}
+		if i%2 == 0 && (g.trace.Baggage != "user=alice" || g.args != `{"secret":"s3cr3t"}`) {
+			t.Fatalf("call %d saw %+v", i, g)
+		}
+	}
+}

@@ -138,7 +138,8 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// the client going away).
 	_ = st.rc.SetReadDeadline(time.Time{})
 
-	msg, id, jerr := decodeMessage(body)
+	pooled := getMessage() // back to the pool only once a modern request is answered
+	msg, id, jerr := decodeMessageInto(pooled, body)
 	if jerr != nil {
 		writeJSONError(w, jerr.HTTPStatus(), id, jerr)
 		return
@@ -181,6 +182,12 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	result, jerr := h.srv.handle(ctx, c, st)
 	st.finish(msg.id, result, jerr)
 	ob.end(result, jerr)
+	// Answered and observed: the message goes back to the pool, and the
+	// call (which a handler may keep) no longer refers to it. Nothing else
+	// did: the call's Request, its tool request and the observation copy
+	// what they keep of the message, or alias the body's own copy.
+	c.msg, c.params = nil, nil
+	putMessage(msg)
 }
 
 // serveListen serves a subscriptions/listen request within the stream
