@@ -210,3 +210,57 @@ func TestHTTPRequestsForget(t *testing.T) {
 		}
 	}
 }
+
+// TestHTTPLegacyAnswerBuffers is TestHTTPAnswerBuffers and
+// TestHTTPRequestsForget for a 2025-11-25 session, whose requests are
+// decoded and answered the same way.
+func TestHTTPLegacyAnswerBuffers(t *testing.T) {
+	h := mcp.NewHTTPHandler(answerServer(t), nil)
+	post := func(sid, body string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		if sid != "" {
+			req.Header.Set(mcp.HeaderSessionID, sid)
+			req.Header.Set(mcp.HeaderProtocolVersion, "2025-11-25")
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec
+	}
+	sid := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`).Header().Get(mcp.HeaderSessionID)
+	if sid == "" {
+		t.Fatal("no session")
+	}
+	for i, tc := range []struct {
+		tool, fill string
+		n          int
+		token      bool
+	}{
+		{"sized", "a", 200 << 10, false},
+		{"sized", "b", 1, false},
+		{"chatty", "c", 3, true},
+		{"chatty", "d", 2, false},
+		{"failing", "e", 5000, false},
+		{"sized", "f", 0, false},
+		{"sized", "g", 70 << 10, false},
+		{"failing", "h", 1, false},
+	} {
+		id := i + 2
+		meta := ""
+		if tc.token {
+			meta = `,"_meta":{"progressToken":"p"}`
+		}
+		rec := post(sid, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":{"fill":%q,"n":%d}%s}}`, id, tc.tool, tc.fill, tc.n, meta))
+		isError := ""
+		if tc.tool == "failing" {
+			isError = `,"isError":true`
+		}
+		want := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"content":[{"type":"text","text":%q}]%s}}`, id, strings.Repeat(tc.fill, tc.n), isError)
+		if tc.token {
+			want = `data: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":1,"total":1}}` + "\n\n" + "data: " + want + "\n\n"
+		}
+		if rec.Code != http.StatusOK || rec.Body.String() != want {
+			t.Fatalf("%d %s(%q×%d): got %d %.200q…, want %.200q…", i, tc.tool, tc.fill, tc.n, rec.Code, rec.Body.String(), want)
+		}
+	}
+}

@@ -138,7 +138,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// the client going away).
 	_ = st.rc.SetReadDeadline(time.Time{})
 
-	pooled := getMessage() // back to the pool only once a modern request is answered
+	pooled := getMessage() // back to the pool only once a request of a modern or legacy client is answered
 	msg, id, jerr := decodeMessageInto(pooled, body)
 	if jerr != nil {
 		writeJSONError(w, jerr.HTTPStatus(), id, jerr)
