@@ -53,6 +53,12 @@
 //     closed to make room.
 //   - Lists are encoded once per registry change and reused byte for byte, so
 //     tools/list on thousands of tools costs one copy.
+//   - What the HTTP transport pools per request (the decoded message, the
+//     buffer a tools/call answer is encoded into) is read only while that
+//     request is served and goes back to its pool once the answer is
+//     written and observed, cleared or re-sliced from zero: nothing a
+//     handler or an observer can keep points into it, and no cached list
+//     page is ever put in a pool.
 //   - Notifications reach only the stream they belong to: progress and log
 //     messages the response stream of their request, list changes only the
 //     subscriptions/listen streams that asked for them, each tagged with the

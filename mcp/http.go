@@ -138,7 +138,8 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// the client going away).
 	_ = st.rc.SetReadDeadline(time.Time{})
 
-	msg, id, jerr := decodeMessage(body)
+	pooled := getMessage() // back to the pool only once a request of a modern or legacy client is answered
+	msg, id, jerr := decodeMessageInto(pooled, body)
 	if jerr != nil {
 		writeJSONError(w, jerr.HTTPStatus(), id, jerr)
 		return
@@ -172,9 +173,21 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.serveListen(ctx, r, c, st)
 		return
 	}
+	// The answer is encoded into a pooled buffer lent to the call (see
+	// call.resp), which goes back to the pool only once the response is
+	// written and observed: nothing else keeps it.
+	resp := getBuf()
+	defer putBuf(resp)
+	c.resp, st.resp = resp, resp
 	result, jerr := h.srv.handle(ctx, c, st)
 	st.finish(msg.id, result, jerr)
 	ob.end(result, jerr)
+	// Answered and observed: the message goes back to the pool, and the
+	// call (which a handler may keep) no longer refers to it. Nothing else
+	// did: the call's Request, its tool request and the observation copy
+	// what they keep of the message, or alias the body's own copy.
+	c.msg, c.params = nil, nil
+	putMessage(msg)
 }
 
 // serveListen serves a subscriptions/listen request within the stream
@@ -221,6 +234,9 @@ type httpStream struct {
 	// shared by its responses (net/http only reads it).
 	contentType []string
 	parking     *parking // set when a listen stream may be parked
+	// resp is the pooled buffer lent to the call for its answer (see
+	// call.resp); nil when none was.
+	resp *[]byte
 
 	mu      sync.Mutex
 	sse     bool
@@ -294,9 +310,15 @@ func (st *httpStream) finish(id []byte, result []byte, jerr *Error) {
 	if result == nil && jerr == nil {
 		return
 	}
-	if jerr == nil && !st.sse && len(result) > largeResult {
-		st.writeLarge(id, result)
-		return
+	if jerr == nil && !st.sse {
+		if b, ok := responseIn(st.resp, id, result); ok {
+			st.writeJSON(http.StatusOK, b, len(result) > largeResult)
+			return
+		}
+		if len(result) > largeResult {
+			st.writeLarge(id, result)
+			return
+		}
 	}
 	buf := getBuf()
 	defer putBuf(buf)
@@ -317,11 +339,21 @@ func (st *httpStream) finish(id []byte, result []byte, jerr *Error) {
 	if jerr != nil {
 		status = jerr.HTTPStatus()
 	}
+	st.writeJSON(status, b, false)
+}
+
+// writeJSON writes a whole JSON answer, with its length when withLength is
+// set (a large one: without it, net/http would chunk it).
+func (st *httpStream) writeJSON(status int, b []byte, withLength bool) {
 	_ = st.rc.SetWriteDeadline(time.Now().Add(st.timeout))
+	hd := st.w.Header()
 	if st.contentType != nil {
-		st.w.Header()["Content-Type"] = st.contentType
+		hd["Content-Type"] = st.contentType
 	} else {
-		st.w.Header().Set("Content-Type", "application/json")
+		hd.Set("Content-Type", "application/json")
+	}
+	if withLength {
+		hd.Set("Content-Length", strconv.Itoa(len(b)))
 	}
 	st.w.WriteHeader(status)
 	_, _ = st.w.Write(b)

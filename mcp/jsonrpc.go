@@ -76,10 +76,34 @@ func emptyObject(v []byte) bool {
 	return len(bytes.TrimSpace(v[1:len(v)-1])) == 0
 }
 
+// messagePool holds the messages the HTTP transport decodes requests into
+// and puts back once a request is answered and observed (see
+// httpHandler.ServeHTTP). A message is cleared when it is put back, so that
+// nothing of one request stays in the pool; what a request hands on from
+// its message (ids, arguments, _meta values) aliases the body's copy, never
+// the message itself.
+var messagePool = sync.Pool{New: func() any { return new(message) }}
+
+// getMessage returns a zero message from the pool.
+func getMessage() *message { return messagePool.Get().(*message) }
+
+// putMessage clears m and returns it to the pool. Nothing may refer to m,
+// its params or its _meta any more.
+func putMessage(m *message) {
+	*m = message{}
+	messagePool.Put(m)
+}
+
 // decodeMessage parses one JSON-RPC request or notification in one pass. It
 // returns the request id it could read alongside any error, so that the
 // error response can echo it. The message keeps its own copy of b.
 func decodeMessage(b []byte) (*message, json.RawMessage, *Error) {
+	return decodeMessageInto(new(message), b)
+}
+
+// decodeMessageInto is decodeMessage into msg, which must be zero (a new
+// or a pooled one); it returns msg itself, or nil with an error.
+func decodeMessageInto(msg *message, b []byte) (*message, json.RawMessage, *Error) {
 	b = bytes.TrimSpace(b)
 	if len(b) == 0 {
 		return nil, nil, NewError(CodeInvalidRequest, "Invalid Request: empty body", nil).withStatus(http.StatusBadRequest)
@@ -95,7 +119,6 @@ func decodeMessage(b []byte) (*message, json.RawMessage, *Error) {
 		return nil, nil, NewError(CodeInvalidRequest, "Invalid Request: a message must be a JSON object", nil).withStatus(http.StatusBadRequest)
 	}
 	b = bytes.Clone(b) // what the message keeps aliases this copy
-	msg := new(message)
 	d := getDecoder(b)
 	defer putDecoder(d)
 	if !d.OpenObject() {
@@ -265,11 +288,40 @@ func putBuf(b *[]byte) {
 
 // appendResponse appends {"jsonrpc":"2.0","id":ID,"result":RESULT}.
 func appendResponse(dst []byte, id, result json.RawMessage) []byte {
-	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
-	dst = append(dst, id...)
-	dst = append(dst, `,"result":`...)
+	dst = appendResponseHead(dst, id)
 	dst = append(dst, result...)
 	return append(dst, '}')
+}
+
+// The head of a response, before its result.
+const (
+	responseHead1 = `{"jsonrpc":"2.0","id":`
+	responseHead2 = `,"result":`
+)
+
+// appendResponseHead appends {"jsonrpc":"2.0","id":ID,"result":, the
+// response before its result.
+func appendResponseHead(dst []byte, id json.RawMessage) []byte {
+	dst = append(dst, responseHead1...)
+	dst = append(dst, id...)
+	return append(dst, responseHead2...)
+}
+
+// responseIn completes and returns the response in *buf when result was
+// encoded there right after the response's head for id (see call.resp), so
+// that it is written without a copy; ok is false for any other result.
+func responseIn(buf *[]byte, id, result json.RawMessage) (_ []byte, ok bool) {
+	if buf == nil || len(result) == 0 {
+		return nil, false
+	}
+	b := *buf
+	head := len(b) - len(result)
+	if head != len(responseHead1)+len(id)+len(responseHead2) || &b[head] != &result[0] {
+		return nil, false
+	}
+	b = append(b, '}')
+	*buf = b
+	return b, true
 }
 
 // appendError appends an error response; id may be nil when it could not be

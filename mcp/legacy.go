@@ -159,8 +159,9 @@ func (sess *session) deliver(msg *message) {
 	}
 }
 
-// serve runs one legacy request and returns the legacy-shaped result.
-func (sess *session) serve(ctx context.Context, msg *message, out stream, ob *observation) ([]byte, *Error) {
+// serve runs one legacy request and returns the legacy-shaped result; resp
+// is the transport's buffer for the answer (see call.resp), or nil.
+func (sess *session) serve(ctx context.Context, msg *message, out stream, ob *observation, resp *[]byte) ([]byte, *Error) {
 	s := sess.srv
 	switch msg.method {
 	case "initialize":
@@ -208,10 +209,11 @@ func (sess *session) serve(ctx context.Context, msg *message, out stream, ob *ob
 		return nil, jerr
 	}
 	for round := 0; ; round++ {
-		c := &call{msg: msg, params: params, spec: spec, legacy: true, obs: ob}
+		c := &call{msg: msg, params: params, spec: spec, legacy: true, obs: ob, resp: resp}
 		c.req = &c.request
 		sess.fillRequest(c.req, msg, params)
 		res, jerr := s.handle(ctx, c, out)
+		c.msg, c.params = nil, nil // a handler may keep the call; the message may be pooled
 		switch {
 		case jerr != nil:
 			return nil, legacyError(msg.method, jerr)

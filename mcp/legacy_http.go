@@ -120,13 +120,20 @@ func (h *httpHandler) serveLegacyPOST(w http.ResponseWriter, r *http.Request, st
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
+	// Deferred first, so run last: the message goes back to the pool once
+	// the request is answered, observed and untracked (see putMessage; the
+	// answer's buffer likewise, see call.resp).
+	defer putMessage(msg)
+	resp := getBuf()
+	defer putBuf(resp)
+	st.resp = resp
 	defer h.sessions.end(sess) // in use since get
 	ctx, ob := h.srv.observe(r.Context(), msg, "http", sess.version)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	sess.track(msg.id, cancel)
 	defer sess.untrack(msg.id)
-	res, jerr := sess.serve(ctx, msg, st, ob)
+	res, jerr := sess.serve(ctx, msg, st, ob, resp)
 	defer ob.end(res, jerr)
 	if jerr != nil {
 		jerr.status = 0

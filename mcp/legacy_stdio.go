@@ -34,7 +34,7 @@ func (c *stdioConn) initialize(msg *message) {
 func (c *stdioConn) serveLegacy(msg *message) {
 	sess := c.legacy
 	ctx, ob := c.srv.observe(c.ctx, msg, "stdio", sess.version)
-	c.start(ctx, msg, ob, func(ctx context.Context, st stream) ([]byte, *Error) { return sess.serve(ctx, msg, st, ob) })
+	c.start(ctx, msg, ob, func(ctx context.Context, st stream) ([]byte, *Error) { return sess.serve(ctx, msg, st, ob, nil) })
 }
 
 // deliverResponse hands a client's answer to the session's

@@ -38,13 +38,41 @@ type principalKey struct{}
 // WithPrincipal returns a context carrying p; an authentication middleware
 // in front of the transport sets it.
 func WithPrincipal(ctx context.Context, p Principal) context.Context {
-	return context.WithValue(ctx, principalKey{}, p)
+	return &principalCtx{Context: ctx, p: p}
 }
 
 // PrincipalFrom returns the principal in ctx, or the anonymous principal.
 func PrincipalFrom(ctx context.Context) Principal {
-	p, _ := ctx.Value(principalKey{}).(Principal)
-	return p
+	if p, ok := ctx.Value(principalKey{}).(*Principal); ok {
+		return *p
+	}
+	return Principal{}
+}
+
+// principalCtx is a context carrying a Principal, as context.WithValue
+// would with principalKey, in one allocation instead of two (WithValue
+// boxes the Principal apart). Its Value hands out a pointer to its own
+// copy, which only PrincipalFrom reads (the key is unexported).
+type principalCtx struct {
+	context.Context
+	p Principal
+}
+
+func (c *principalCtx) Value(key any) any {
+	if key == (principalKey{}) {
+		return &c.p
+	}
+	return c.Context.Value(key)
+}
+
+// String names the context without its principal, as context.WithValue's
+// contexts name a value by its type.
+func (c *principalCtx) String() string {
+	parent := "context"
+	if s, ok := c.Context.(fmt.Stringer); ok {
+		parent = s.String()
+	}
+	return parent + ".WithPrincipal(mcp.Principal)"
 }
 
 // TraceContext is W3C Trace Context and Baggage as a request's _meta

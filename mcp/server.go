@@ -215,6 +215,14 @@ type call struct {
 	// paused is set instead of a result when a legacy request's handler
 	// paused for input (see pause).
 	paused *pausedRound
+	// resp, when set, is a pooled buffer the transport lends the call for
+	// its answer: toolOutcome encodes the response's head and the result
+	// there (once; it then clears resp), and the transport writes the
+	// response from it without copying the result (responseIn). The
+	// transport returns the buffer to the pool once the response is
+	// written and observed, so a result encoded there must not be kept by
+	// anything else.
+	resp *[]byte
 }
 
 // pausedRound is what a paused legacy request asks and the sealed state it

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // This file is the tools primitive: registering tools one by one (a whole
@@ -188,10 +189,27 @@ func (s *Server) toolOutcome(ctx context.Context, c *call, name string, args jso
 	if c.legacy {
 		info = nil
 	}
-	b, err := appendToolResult(make([]byte, 0, resultSizeHint(&out)+len(info)), &out, info, c.era())
+	b, err := s.encodeToolResult(c, &out, info)
 	if err != nil {
 		s.logger.Error("mcp: encode tools/call result", "tool", name, "err", err)
 		return nil, errInternal()
 	}
 	return b, nil
+}
+
+// encodeToolResult encodes a tools/call result: into the buffer the
+// transport lent the call, after the response's head (see call.resp), or
+// else into a buffer of its own.
+func (s *Server) encodeToolResult(c *call, r *CallToolResult, info []byte) ([]byte, error) {
+	hint := resultSizeHint(r) + len(info)
+	if c.resp == nil {
+		return appendToolResult(make([]byte, 0, hint), r, info, c.era())
+	}
+	head := appendResponseHead((*c.resp)[:0], c.msg.id)
+	b, err := appendToolResult(slices.Grow(head, hint), r, info, c.era())
+	if err != nil {
+		return nil, err
+	}
+	*c.resp, c.resp = b, nil
+	return b[len(head):len(b):len(b)], nil
 }
