@@ -16,6 +16,9 @@
 //     non-blocking peek finds it open (so a keep-alive connection the
 //     server closed while idle is never written to). Closing a body early
 //     closes its connection.
+//   - When writing a request fails, an answer the upstream sent before
+//     (a 401 or 413 to an upload it would not read) is returned instead of
+//     the write error, if it arrives within earlyAnswerWait.
 //   - A request is sent again, once, only when it failed on a reused
 //     connection before any byte of a response arrived and it is
 //     replayable: GET, HEAD, OPTIONS or TRACE (or carrying an
@@ -87,6 +90,10 @@ type conn struct {
 }
 
 var errNotHTTP = errors.New("h1: only http URLs are served")
+
+// earlyAnswerWait bounds the wait for an answer the upstream may have sent
+// before a request's write failed.
+const earlyAnswerWait = 250 * time.Millisecond
 
 // aLongTimeAgo is a deadline in the past: it fails pending I/O at once.
 var aLongTimeAgo = time.Unix(1, 0)
@@ -253,17 +260,27 @@ func (c *conn) exchange(ctx context.Context, req *http.Request) (resp *http.Resp
 	// I/O at once; the error is then the context's (a connection deadline
 	// of its own could fire a moment before the context says it ended).
 	stop := context.AfterFunc(ctx, c.abort)
-	if err := req.Write(c.bw); err != nil { // closes req.Body
-		stop()
-		return nil, false, err
+	werr := req.Write(c.bw) // closes req.Body
+	if werr == nil {
+		werr = c.bw.Flush()
 	}
-	if err := c.bw.Flush(); err != nil {
-		stop()
-		return nil, false, err
+	if werr != nil {
+		// An upstream may answer before it has read the whole body (a 401
+		// or a 413 to an upload) and close: its answer, when it came, says
+		// more than the failed write. It is waited for briefly, and the
+		// connection is not reused.
+		if ctx.Err() != nil {
+			stop()
+			return nil, false, werr
+		}
+		_ = c.nc.SetReadDeadline(time.Now().Add(earlyAnswerWait))
 	}
 	for {
 		if _, err := c.br.Peek(1); err != nil {
 			stop()
+			if werr != nil {
+				return nil, false, werr
+			}
 			return nil, false, err
 		}
 		resp, err = http.ReadResponse(c.br, req)
@@ -280,7 +297,10 @@ func (c *conn) exchange(ctx context.Context, req *http.Request) (resp *http.Resp
 		}
 		break
 	}
-	b := &body{rc: resp.Body, c: c, ctx: ctx, stop: stop, keep: !resp.Close && !req.Close}
+	if werr != nil {
+		_ = c.nc.SetReadDeadline(time.Time{}) // the body's reads end with the context alone
+	}
+	b := &body{rc: resp.Body, c: c, ctx: ctx, stop: stop, keep: werr == nil && !resp.Close && !req.Close}
 	if resp.Body == http.NoBody { // 204, 304, HEAD, Content-Length: 0
 		b.release(true) // free at once: callers often close such a body unread
 		return resp, true, nil

@@ -10,9 +10,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -525,5 +527,81 @@ func TestHostPort(t *testing.T) {
 		if got := tr.hostPort(&url.URL{Scheme: "http", Host: c.host}); got != c.want {
 			t.Errorf("hostPort(%q) = %q, want %q", c.host, got, c.want)
 		}
+	}
+}
+
+// earlyConn is a connection whose upstream answered and stopped reading:
+// writes fail after limit bytes, reads give answer (then time out).
+type earlyConn struct {
+	answer  *strings.Reader
+	limit   int
+	written int
+}
+
+func (c *earlyConn) Read(p []byte) (int, error) {
+	if c.answer.Len() == 0 {
+		return 0, os.ErrDeadlineExceeded
+	}
+	return c.answer.Read(p)
+}
+
+func (c *earlyConn) Write(p []byte) (int, error) {
+	if c.written+len(p) > c.limit {
+		n := c.limit - c.written
+		c.written = c.limit
+		return n, &net.OpError{Op: "write", Net: "tcp", Err: syscall.EPIPE}
+	}
+	c.written += len(p)
+	return len(p), nil
+}
+
+func (*earlyConn) Close() error                     { return nil }
+func (*earlyConn) LocalAddr() net.Addr              { return &net.TCPAddr{} }
+func (*earlyConn) RemoteAddr() net.Addr             { return &net.TCPAddr{} }
+func (*earlyConn) SetDeadline(time.Time) error      { return nil }
+func (*earlyConn) SetReadDeadline(time.Time) error  { return nil }
+func (*earlyConn) SetWriteDeadline(time.Time) error { return nil }
+
+// TestEarlyAnswer: an upstream that answers an upload before reading it
+// (and stops reading) gives its answer, not a broken pipe; without an
+// answer the write's error stands. Neither connection is reused.
+func TestEarlyAnswer(t *testing.T) {
+	for _, c := range []struct {
+		name, answer string
+		status       int
+	}{
+		{"answered", "HTTP/1.1 413 Request Entity Too Large\r\nContent-Length: 8\r\n\r\ntoo big!", 413},
+		{"silent", "", 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dials := 0
+			tr := &Transport{DialContext: func(context.Context, string, string) (net.Conn, error) {
+				dials++
+				return &earlyConn{answer: strings.NewReader(c.answer), limit: 1000}, nil
+			}}
+			for range 2 {
+				req, _ := http.NewRequest("POST", "http://upstream.test/upload", strings.NewReader(strings.Repeat("x", 64<<10)))
+				resp, err := tr.RoundTrip(req)
+				if c.status == 0 {
+					// net/http reports a write failing inside the body's WriteTo
+					// as a body read error, without Unwrap: its text names it.
+					if err == nil || !strings.Contains(err.Error(), syscall.EPIPE.Error()) {
+						t.Fatalf("err %v (%T), want the write's EPIPE", err, err)
+					}
+					continue
+				}
+				if err != nil {
+					t.Fatalf("err %v, want the upstream's %d", err, c.status)
+				}
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != c.status || string(b) != "too big!" {
+					t.Fatalf("%d %q", resp.StatusCode, b)
+				}
+			}
+			if dials != 2 {
+				t.Errorf("%d dials for 2 requests, want 2 (never reused)", dials)
+			}
+		})
 	}
 }
