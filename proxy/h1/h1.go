@@ -29,6 +29,10 @@
 //     then wraps the context's error. A connection in the pool carries no
 //     deadline.
 //   - Idle connections are bounded per host and closed after IdleTimeout.
+//
+// Unlike net/http's Transport it asks for no compression (no implicit
+// Accept-Encoding: gzip), uses no proxy from the environment, and does not
+// bound the connections per host.
 package h1
 
 import (
