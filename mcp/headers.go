@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -23,6 +24,21 @@ type headerParam struct {
 // checks the spec's constraints on them: a token name, unique ignoring case,
 // on a string, integer or boolean property reachable through properties only.
 func headerParams(schema json.RawMessage) ([]headerParam, error) {
+	// Most schemas have no annotation: their root is checked without
+	// decoding the rest (a \u escape could spell the annotation's name).
+	if !bytes.Contains(schema, []byte("x-mcp-header")) && !bytes.Contains(schema, []byte(`\u`)) {
+		if typ, _, ok := rootKeywords(schema); ok && !bytes.ContainsRune(typ, '\\') {
+			if string(typ) != `"object"` {
+				return nil, fmt.Errorf(`inputSchema must have "type": "object" at its root`)
+			}
+			return nil, nil
+		}
+	}
+	return headerParamsDecoded(schema)
+}
+
+// headerParamsDecoded is headerParams on the decoded schema.
+func headerParamsDecoded(schema json.RawMessage) ([]headerParam, error) {
 	var root map[string]any
 	if err := json.Unmarshal(schema, &root); err != nil {
 		return nil, fmt.Errorf("inputSchema is not a JSON object: %w", err)

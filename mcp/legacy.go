@@ -346,6 +346,21 @@ func legacyToolWire(t *Tool) (json.RawMessage, error) {
 // outputSchema, returning a rewritten schema (nil: unchanged) when the
 // root only needs "type": "object" added.
 func objectRootedSchema(schema json.RawMessage) (json.RawMessage, bool) {
+	// Most roots say "type" or have no "$ref": decided without decoding
+	// the rest.
+	if typ, ref, ok := rootKeywords(schema); ok {
+		switch {
+		case typ != nil:
+			return nil, string(typ) == `"object"`
+		case ref == nil:
+			return nil, false
+		}
+	}
+	return objectRootedSchemaDecoded(schema)
+}
+
+// objectRootedSchemaDecoded is objectRootedSchema on the decoded schema.
+func objectRootedSchemaDecoded(schema json.RawMessage) (json.RawMessage, bool) {
 	var root map[string]json.RawMessage
 	if json.Unmarshal(schema, &root) != nil {
 		return nil, false
