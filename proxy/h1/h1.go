@@ -264,6 +264,11 @@ func (c *conn) exchange(ctx context.Context, req *http.Request) (resp *http.Resp
 	// I/O at once; the error is then the context's (a connection deadline
 	// of its own could fire a moment before the context says it ended).
 	stop := context.AfterFunc(ctx, c.abort)
+	defer func() {
+		if err != nil {
+			stop() // on success the body stops it when it is released
+		}
+	}()
 	werr := req.Write(c.bw) // closes req.Body
 	if werr == nil {
 		werr = c.bw.Flush()
@@ -274,27 +279,22 @@ func (c *conn) exchange(ctx context.Context, req *http.Request) (resp *http.Resp
 		// more than the failed write. It is waited for briefly, and the
 		// connection is not reused.
 		if ctx.Err() != nil {
-			stop()
 			return nil, false, werr
 		}
 		_ = c.nc.SetReadDeadline(time.Now().Add(earlyAnswerWait))
 	}
 	for {
 		if _, err := c.br.Peek(1); err != nil {
-			stop()
 			if werr != nil {
 				return nil, false, werr
 			}
 			return nil, false, err
 		}
-		resp, err = http.ReadResponse(c.br, req)
-		if err != nil {
-			stop()
+		if resp, err = http.ReadResponse(c.br, req); err != nil {
 			return nil, true, fmt.Errorf("h1: reading the response: %w", err)
 		}
 		switch {
 		case resp.StatusCode == http.StatusSwitchingProtocols:
-			stop()
 			return nil, true, errors.New("h1: the upstream switched protocols, which is not supported")
 		case resp.StatusCode >= 100 && resp.StatusCode < 200:
 			continue // informational (103 Early Hints): the response follows
