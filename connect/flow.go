@@ -211,7 +211,7 @@ func (c *Connector) serveCallback(w http.ResponseWriter, r *http.Request) {
 	}
 	k := keyFor(p.API, f.Tenant, f.Subject)
 	scope, _ := tok.Extra("scope").(string)
-	rec, err := c.grants.seal(k, fromOAuth(tok), scope)
+	rec, err := c.grants.seal(k, fromOAuth(tok, c.opts.Now()), scope)
 	if err == nil {
 		_, err = c.grants.store.Put(r.Context(), rec)
 	}

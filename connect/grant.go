@@ -99,8 +99,16 @@ type tokens struct {
 	Expiry       time.Time `json:"expiry,omitzero"`
 }
 
-func fromOAuth(t *oauth2.Token) tokens {
-	return tokens{AccessToken: t.AccessToken, TokenType: t.TokenType, RefreshToken: t.RefreshToken, Expiry: t.Expiry}
+// fromOAuth is what a grant keeps of an OAuth token. Its expiry is counted
+// from now, the connector's clock, when the server said expires_in (oauth2
+// counts it from the wall clock): a grant's lifetime and the checks of it
+// (due, expired) then read one clock.
+func fromOAuth(t *oauth2.Token, now time.Time) tokens {
+	expiry := t.Expiry
+	if t.ExpiresIn > 0 {
+		expiry = now.Add(time.Duration(t.ExpiresIn) * time.Second)
+	}
+	return tokens{AccessToken: t.AccessToken, TokenType: t.TokenType, RefreshToken: t.RefreshToken, Expiry: expiry}
 }
 
 // vault seals tokens into records and opens them.

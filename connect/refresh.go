@@ -116,7 +116,7 @@ func (c *Connector) refresh(ctx context.Context, p *provider, k Key, rejected st
 	}
 	nt.RefreshToken = cmp.Or(nt.RefreshToken, t.RefreshToken) // a server may keep the old one
 	scope, _ := nt.Extra("scope").(string)
-	next, err := c.grants.seal(k, fromOAuth(nt), cmp.Or(scope, rec.Scopes))
+	next, err := c.grants.seal(k, fromOAuth(nt, c.opts.Now()), cmp.Or(scope, rec.Scopes))
 	if err != nil {
 		return "", err
 	}

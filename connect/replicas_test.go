@@ -92,3 +92,27 @@ func TestConnectAcrossReplicas(t *testing.T) {
 		t.Errorf("MCP calls all served by one replica: %v", rs)
 	}
 }
+
+// TestRefreshedGrantLastsOnTheConnectorsClock: a grant refreshed after the
+// connector's clock moved past its expiry is fresh on that clock, so the
+// next call uses it instead of refreshing again (the expiry was counted
+// from the wall clock, and two calls in a row refreshed twice: the cause
+// of TestConnectAcrossReplicas' rare version 3).
+func TestRefreshedGrantLastsOnTheConnectorsClock(t *testing.T) {
+	g := newGateway(t, setup{replicas: 1, store: sqliteStore(t)})
+	first := g.call(t, "alice", urlCaps, "listPets", nil)
+	link, code := g.askedToConnect(t, first)
+	if p := newBrowser().connect(t, link, code, "alice"); p.Status != http.StatusOK {
+		t.Fatalf("connect: HTTP %d: %s", p.Status, p.Body)
+	}
+	g.Clock.advance(2 * time.Hour)
+	for i := range 2 {
+		if r := g.call(t, "alice", urlCaps, "listPets", nil); r.IsError || r.ResultType != "complete" {
+			t.Fatalf("call %d after expiry: %q %s", i, r.ResultType, r.text())
+		}
+	}
+	rec, err := g.Store.Get(context.Background(), connect.Key{API: "pets", Subject: "alice"})
+	if err != nil || rec.Version != 2 {
+		t.Fatalf("grant after two calls: version %d, %v; want one refresh (version 2)", rec.Version, err)
+	}
+}
