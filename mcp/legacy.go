@@ -324,24 +324,6 @@ func legacyElicitParams(p json.RawMessage) json.RawMessage {
 	return b
 }
 
-// legacyToolWire is a tool's 2025-11-25 wire form when it differs from
-// the 2026-07-28 one (nil otherwise): 2025-11-25 requires an outputSchema
-// with "type": "object" at its root, so a $ref-rooted schema whose target
-// is an object gets the type added and any other is left out. Lists for
-// legacy sessions are encoded from these, once per tool set.
-func legacyToolWire(t *Tool) (json.RawMessage, error) {
-	if len(t.OutputSchema) == 0 {
-		return nil, nil
-	}
-	fixed, ok := objectRootedSchema(t.OutputSchema)
-	if ok && fixed == nil {
-		return nil, nil
-	}
-	lt := *t
-	lt.OutputSchema = fixed // nil when the schema cannot be object-rooted: left out
-	return json.Marshal(&lt)
-}
-
 // objectRootedSchema reports whether schema can be an object-rooted
 // outputSchema, returning a rewritten schema (nil: unchanged) when the
 // root only needs "type": "object" added.

@@ -29,7 +29,7 @@ type registry[T any] struct {
 type item[T any] struct {
 	key      string
 	wire     json.RawMessage
-	legacy   json.RawMessage // the 2025-11-25 wire form when it differs (nil: wire)
+	legacy   splice // the 2025-11-25 wire form, from wire
 	val      *T
 	unlisted bool
 }
@@ -47,9 +47,9 @@ type snapshot[T any] struct {
 	stamp       string // the registry's, when the snapshot was taken
 }
 
-// put adds or replaces key; a replaced item keeps its position. legacy is
-// the item's 2025-11-25 wire form when it differs from wire, else nil.
-func (r *registry[T]) put(key string, wire, legacy json.RawMessage, v *T) {
+// put adds or replaces key; a replaced item keeps its position. legacy
+// makes the item's 2025-11-25 wire form from wire.
+func (r *registry[T]) put(key string, wire json.RawMessage, legacy splice, v *T) {
 	if r.items == nil {
 		r.items = make(map[string]*item[T])
 	}
@@ -251,7 +251,7 @@ func (s *snapshot[T]) encodePage(srv *Server, field string, start int, scope str
 	items := s.list[start:end]
 	size := 128 + len(srv.infoMeta)
 	for _, it := range items {
-		size += len(it.wireFor(e)) + 1
+		size += it.wireLen(e) + 1
 	}
 	b := make([]byte, 0, size)
 	if e == modern {
@@ -265,7 +265,7 @@ func (s *snapshot[T]) encodePage(srv *Server, field string, start int, scope str
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, it.wireFor(e)...)
+		b = it.appendWire(b, e)
 	}
 	b = append(b, ']')
 	if end < len(s.list) {
@@ -284,12 +284,20 @@ func (s *snapshot[T]) encodePage(srv *Server, field string, start int, scope str
 	return append(b, '}')
 }
 
-// wireFor is the item's encoded form in an era.
-func (it *item[T]) wireFor(e era) json.RawMessage {
-	if e == legacyEra && it.legacy != nil {
-		return it.legacy
+// appendWire appends the item's encoded form in an era.
+func (it *item[T]) appendWire(b []byte, e era) []byte {
+	if e == legacyEra {
+		return it.legacy.appendTo(b, it.wire)
 	}
-	return it.wire
+	return append(b, it.wire...)
+}
+
+// wireLen is the length of the item's encoded form in an era.
+func (it *item[T]) wireLen(e era) int {
+	if e == legacyEra {
+		return it.legacy.len(it.wire)
+	}
+	return len(it.wire)
 }
 
 // Registry entries.
@@ -321,7 +329,7 @@ func (s *Server) AddPrompt(p *Prompt, h PromptHandler) error {
 		return fmt.Errorf("mcp: prompt %q: encode: %w", p.Name, err)
 	}
 	s.mu.Lock()
-	s.prompts.put(p.Name, wire, nil, &promptEntry{prompt: *p, handler: h})
+	s.prompts.put(p.Name, wire, splice{}, &promptEntry{prompt: *p, handler: h})
 	s.setCap(&s.capsPrompts)
 	s.mu.Unlock()
 	s.listeners.publish(event{kind: evPrompts})
@@ -351,7 +359,7 @@ func (s *Server) AddResource(r *Resource, h ResourceHandler) error {
 		return fmt.Errorf("mcp: resource %q: encode: %w", r.URI, err)
 	}
 	s.mu.Lock()
-	s.resources.put(r.URI, wire, nil, &resourceEntry{res: *r, handler: h})
+	s.resources.put(r.URI, wire, splice{}, &resourceEntry{res: *r, handler: h})
 	s.setCap(&s.capsRes)
 	s.mu.Unlock()
 	s.listeners.publish(event{kind: evResources})
@@ -374,7 +382,7 @@ func (s *Server) AddResourceTemplate(t *ResourceTemplate, h ResourceHandler) err
 		return fmt.Errorf("mcp: resource template %q: encode: %w", t.URITemplate, err)
 	}
 	s.mu.Lock()
-	s.templates.put(t.URITemplate, wire, nil, &templateEntry{tmpl: *t, handler: h, match: re, vars: vars})
+	s.templates.put(t.URITemplate, wire, splice{}, &templateEntry{tmpl: *t, handler: h, match: re, vars: vars})
 	s.setCap(&s.capsRes)
 	s.mu.Unlock()
 	s.listeners.publish(event{kind: evResources})

@@ -16,10 +16,10 @@ import (
 type toolEntry struct {
 	tool       Tool
 	handler    ToolHandler
-	headers    []headerParam   // x-mcp-header annotated arguments
-	task       *TaskTool       // set for tools that can run as a task
-	dispatch   Dispatch        // set for a tool that hands its calls to others
-	legacyWire json.RawMessage // the 2025-11-25 form, when it differs
+	headers    []headerParam // x-mcp-header annotated arguments
+	task       *TaskTool     // set for tools that can run as a task
+	dispatch   Dispatch      // set for a tool that hands its calls to others
+	legacyWire splice        // the 2025-11-25 form, from the wire form
 }
 
 // AddTool registers (or replaces) a tool with a raw JSON Schema as its input
@@ -58,15 +58,15 @@ func newToolEntry(t *Tool, h ToolHandler, task *TaskTool) (json.RawMessage, *too
 	if err != nil {
 		return nil, nil, fmt.Errorf("mcp: tool %q: %w", t.Name, err)
 	}
-	wire, err := json.Marshal(&tool)
+	w, err := encodeToolWire(&tool)
 	if err != nil {
 		return nil, nil, fmt.Errorf("mcp: tool %q: encode: %w", t.Name, err)
 	}
-	e := &toolEntry{tool: tool, handler: h, headers: headers, task: task}
-	if e.legacyWire, err = legacyToolWire(&tool); err != nil {
-		return nil, nil, fmt.Errorf("mcp: tool %q: encode: %w", t.Name, err)
+	tool.InputSchema, tool.OutputSchema = w.schemas() // one copy of the schemas: the wire's
+	if task != nil {                                  // the caller's own copy (AddTaskTool, ToolSet.AddTask)
+		task.Tool.InputSchema, task.Tool.OutputSchema = tool.InputSchema, tool.OutputSchema
 	}
-	return wire, e, nil
+	return w.wire, &toolEntry{tool: tool, handler: h, headers: headers, task: task, legacyWire: w.legacy}, nil
 }
 
 // RemoveTools removes tools by name and notifies listening clients.

@@ -74,6 +74,21 @@ func (ts *ToolSet) put(e *toolEntry, wire json.RawMessage) error {
 	return nil
 }
 
+// Schemas returns a tool's input and output schemas as the set holds them:
+// compact, in the bytes of the tool's encoded form (its one copy of them).
+// A caller that keeps its tools beside the set, as the gateway keeps the
+// OpenAPI tools it compiled, can hold these instead of a second copy;
+// they must not be modified. ok is false for a tool the set does not hold.
+func (ts *ToolSet) Schemas(name string) (in, out json.RawMessage, ok bool) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	it := ts.reg.items[name]
+	if it == nil {
+		return nil, nil, false
+	}
+	return it.val.tool.InputSchema, it.val.tool.OutputSchema, true
+}
+
 // Unlist keeps the named tools callable but out of tools/list. Naming a
 // tool the set does not hold is an error.
 func (ts *ToolSet) Unlist(names ...string) error {

@@ -1,0 +1,172 @@
+package mcp
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestEncodeToolWire checks the hand-made wire form against encoding/json's
+// encoding of the same tool, decoded: the same members with the same
+// values, compact, and the schemas' bytes kept as given but for whitespace.
+func TestEncodeToolWire(t *testing.T) {
+	yes := true
+	object := json.RawMessage(`{"type":"object"}`)
+	for _, tc := range []struct {
+		name string
+		tool Tool
+	}{
+		{"minimal", Tool{Name: "a", InputSchema: object}},
+		{"all members", Tool{Name: "b.c-d_e", Title: "Title <&>", Description: "line\nnext \"quoted\" \u2028 é",
+			Icons:        []Icon{{Src: "https://x/i.png", Sizes: []string{"16x16"}}},
+			InputSchema:  json.RawMessage(`{"type":"object","properties":{"q":{"type":"string","pattern":"^<a&b>$"}}}`),
+			OutputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"number"}}}`),
+			Annotations:  &ToolAnnotations{ReadOnlyHint: &yes, Title: "t"},
+			Meta:         map[string]any{"io.example/x": []any{1.5, "y"}}}},
+		{"spaced schemas", Tool{Name: "c", InputSchema: json.RawMessage(" {\n \"type\" : \"object\" ,\n\t\"required\" : [ ] }\n"),
+			OutputSchema: json.RawMessage(`{ "type": "array", "items": {} }`)}},
+		{"invalid UTF-8 in text", Tool{Name: "d", Description: "bad \xff byte", InputSchema: object}},
+		{"escapes kept in schemas", Tool{Name: "e", InputSchema: json.RawMessage(`{"type":"object","description":"\u00e9\/\n"}`)}},
+		{"null output schema", Tool{Name: "f", InputSchema: object, OutputSchema: json.RawMessage(`null`)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w, err := encodeToolWire(&tc.tool)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := w.wire
+			in, out := w.schemas()
+			if !schemaEqual(in, tc.tool.InputSchema) || !schemaEqual(out, tc.tool.OutputSchema) {
+				t.Errorf("schemas %s and %s are not the tool's", in, out)
+			}
+			want, err := json.Marshal(&tc.tool)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !json.Valid(got) {
+				t.Fatalf("not JSON: %s", got)
+			}
+			var compact bytes.Buffer
+			if err := json.Compact(&compact, got); err != nil || compact.Len() != len(got) {
+				t.Errorf("not compact: %s", got)
+			}
+			if g, w := decodeAny(t, got), decodeAny(t, want); !reflect.DeepEqual(g, w) {
+				t.Errorf("encoded\n %s\nencoding/json\n %s", got, want)
+			}
+			if keys, wantKeys := memberOrder(t, got), memberOrder(t, want); !reflect.DeepEqual(keys, wantKeys) {
+				t.Errorf("members %v, encoding/json %v", keys, wantKeys)
+			}
+		})
+	}
+}
+
+// TestEncodeToolWireRejects: a schema that is not one JSON value is an
+// error naming the schema, as encoding/json refuses it.
+func TestEncodeToolWireRejects(t *testing.T) {
+	for _, tc := range []struct {
+		name, want string
+		tool       Tool
+	}{
+		{"truncated input", "inputSchema", Tool{Name: "a", InputSchema: json.RawMessage(`{"type":"object"`)}},
+		{"two values", "inputSchema", Tool{Name: "a", InputSchema: json.RawMessage(`{} {}`)}},
+		{"bad output", "outputSchema", Tool{Name: "a", InputSchema: json.RawMessage(`{}`), OutputSchema: json.RawMessage(`{"type":}`)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := json.Marshal(&tc.tool); err == nil {
+				t.Fatalf("encoding/json accepts it")
+			}
+			_, err := encodeToolWire(&tc.tool)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want one naming %s", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestLegacyToolSplice: the 2025-11-25 form made by the splice keeps an
+// object-rooted outputSchema, adds "type": "object" to a $ref to an object
+// and leaves out any other, the rest of the tool unchanged.
+func TestLegacyToolSplice(t *testing.T) {
+	object := `{"type":"object","properties":{"id":{"type":"integer"}}}`
+	for _, tc := range []struct {
+		name, output, want string // want: the legacy outputSchema, "" for none
+	}{
+		{"object", object, object},
+		{"ref to object", `{"$ref":"#/$defs/o","$defs":{"o":` + object + `}}`,
+			`{"type":"object","$ref":"#/$defs/o","$defs":{"o":` + object + `}}`},
+		{"ref to array", `{"$ref":"#/$defs/l","$defs":{"l":{"type":"array"}}}`, ""},
+		{"array", `{"type":"array"}`, ""},
+		{"no type", `{"properties":{}}`, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tool := Tool{Name: "x", Description: "d", InputSchema: json.RawMessage(`{"type":"object"}`),
+				OutputSchema: json.RawMessage(tc.output), Annotations: &ToolAnnotations{Title: "a"}}
+			w, err := encodeToolWire(&tool)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wire, s := w.wire, w.legacy
+			legacy := s.appendTo([]byte("prefix"), wire)[len("prefix"):]
+			if len(legacy) != s.len(wire) {
+				t.Errorf("len %d, appended %d", s.len(wire), len(legacy))
+			}
+			m := decodeAny(t, legacy).(map[string]any)
+			got, has := m["outputSchema"]
+			delete(m, "outputSchema")
+			want := decodeAny(t, wire).(map[string]any)
+			delete(want, "outputSchema")
+			if !reflect.DeepEqual(m, want) {
+				t.Errorf("the rest changed: %s", legacy)
+			}
+			switch {
+			case tc.want == "" && has:
+				t.Errorf("outputSchema kept: %s", legacy)
+			case tc.want != "" && !reflect.DeepEqual(got, decodeAny(t, []byte(tc.want))):
+				t.Errorf("outputSchema %v, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+// schemaEqual: a and b are the same JSON but for whitespace (both absent
+// counts).
+func schemaEqual(a, b json.RawMessage) bool {
+	var ca, cb bytes.Buffer
+	if len(a) == 0 || len(b) == 0 {
+		return len(a) == len(b)
+	}
+	return json.Compact(&ca, a) == nil && json.Compact(&cb, b) == nil && bytes.Equal(ca.Bytes(), cb.Bytes())
+}
+
+func decodeAny(t *testing.T, b []byte) any {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatalf("%v: %s", err, b)
+	}
+	return v
+}
+
+// memberOrder is the top-level member names of a JSON object, in order.
+func memberOrder(t *testing.T, b []byte) []string {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if _, err := dec.Token(); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, tok.(string))
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return names
+}
