@@ -30,7 +30,7 @@ func BenchmarkSearchGraph(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ix, err := New(FromTools("graph", res.Tools, doc), Options{})
+	ix, err := New(FromTools("graph", res.Tools, ReadOperations(doc)), Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func BenchmarkIndexBuild(b *testing.B) {
 					b.Fatal(err)
 				}
 				t1, c1 := time.Now(), cputime.Process()
-				if _, err := New(FromTools("api", res.Tools, doc), Options{}); err != nil {
+				if _, err := New(FromTools("api", res.Tools, ReadOperations(doc)), Options{}); err != nil {
 					b.Fatal(err)
 				}
 				t2, c2 := time.Now(), cputime.Process()

@@ -415,7 +415,7 @@ func TestFromToolsAndPinned(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	docs := FromTools("pets", res.Tools, doc)
+	docs := FromTools("pets", res.Tools, ReadOperations(doc))
 	byName := map[string]Doc{}
 	for _, d := range docs {
 		byName[d.Name] = d
@@ -426,7 +426,7 @@ func TestFromToolsAndPinned(t *testing.T) {
 	if d := byName["createPet"]; !reflect.DeepEqual(d.Schemas, []string{"NewPet"}) {
 		t.Errorf("createPet schemas %v", d.Schemas)
 	}
-	pinned, unmatched := Pinned(res.Tools, doc, []string{"DELETE /pets/{id}", "nope"})
+	pinned, unmatched := Pinned(res.Tools, ReadOperations(doc), []string{"DELETE /pets/{id}", "nope"})
 	if !reflect.DeepEqual(pinned, []string{"listPets", "deletePet"}) || !reflect.DeepEqual(unmatched, []string{"nope"}) {
 		t.Errorf("Pinned = %v, %v", pinned, unmatched)
 	}

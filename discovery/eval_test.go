@@ -76,7 +76,7 @@ func loadCorpusAPI(t testing.TB, api, file string) *corpusAPI {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &corpusAPI{doc: doc, res: res, docs: FromTools(api, res.Tools, doc), ids: map[string]string{}, names: map[string]bool{}}
+	c := &corpusAPI{doc: doc, res: res, docs: FromTools(api, res.Tools, ReadOperations(doc)), ids: map[string]string{}, names: map[string]bool{}}
 	for _, tool := range res.Tools {
 		r := tool.Route
 		if r.OperationID != "" {

@@ -10,15 +10,29 @@ import (
 	"github.com/mcpgate/mcpgate/openapi"
 )
 
-// FromTools makes the index input for the tools of one API. doc, when not
-// nil, is the document the tools were generated from: it gives each tool its
-// operation's tags and the names of its request and response schemas, which
-// the tools themselves do not carry.
-func FromTools(api string, tools []openapi.Tool, doc *openapi.Document) []Doc {
-	var extra map[string]opInfo
-	if doc != nil && doc.T != nil {
-		extra = operationInfo(doc.T)
+// Operations is what the index reads from a document beside its tools:
+// each operation's tags, the names of its request and response schemas,
+// its arguments' descriptions, whether it moves files and whether it says
+// x-mcp-pin, by "METHOD /path" as in the document. It is read before the
+// tools are generated when generation consumes the document
+// (openapi.GenerateOptions.Consume drops each operation once its tools are
+// made), so that the document is never whole beside its tools.
+type Operations map[string]opInfo
+
+// ReadOperations reads doc's Operations (none from a nil doc).
+func ReadOperations(doc *openapi.Document) Operations {
+	if doc == nil || doc.T == nil {
+		return nil
 	}
+	return operationInfo(doc.T)
+}
+
+// FromTools makes the index input for the tools of one API, with ops, when
+// not nil, read from the document they were generated from: it gives each
+// tool its operation's tags and the names of its request and response
+// schemas, which the tools themselves do not carry.
+func FromTools(api string, tools []openapi.Tool, ops Operations) []Doc {
+	extra := ops
 	out := make([]Doc, len(tools))
 	for i := range tools {
 		t := &tools[i]
@@ -42,6 +56,7 @@ type opInfo struct {
 	tags, schemas []string
 	paramText     string
 	actions       []string
+	pinned        bool // x-mcp-pin: true
 }
 
 // maxParamText bounds what is read about one operation's arguments.
@@ -49,14 +64,15 @@ const maxParamText = 1500
 
 // operationInfo reads each operation's tags and schema names, keyed by
 // "METHOD /path" as in the document.
-func operationInfo(t *openapi3.T) map[string]opInfo {
-	out := map[string]opInfo{}
+func operationInfo(t *openapi3.T) Operations {
+	out := Operations{}
 	if t.Paths == nil {
 		return out
 	}
 	for path, item := range t.Paths.Map() {
 		for method, op := range item.Operations() {
-			info := opInfo{tags: op.Tags}
+			pinned, _ := op.Extensions["x-mcp-pin"].(bool)
+			info := opInfo{tags: op.Tags, pinned: pinned}
 			seen := map[string]bool{}
 			add := func(ref string) {
 				name := refName(ref)
@@ -178,23 +194,13 @@ func refName(ref string) string {
 }
 
 // Pinned returns the names of the tools to list beside the discovery tools:
-// those whose operation says x-mcp-pin: true in doc (may be nil), and those
+// those whose operation says x-mcp-pin: true in ops (may be nil), and those
 // named in pins by tool name, operationId or "METHOD /path". Unmatched pins
 // are returned apart, for the caller to report.
-func Pinned(tools []openapi.Tool, doc *openapi.Document, pins []string) (names, unmatched []string) {
+func Pinned(tools []openapi.Tool, ops Operations, pins []string) (names, unmatched []string) {
 	want := map[string]bool{}
 	for _, p := range pins {
 		want[strings.TrimSpace(p)] = true
-	}
-	flagged := map[string]bool{}
-	if doc != nil && doc.T != nil && doc.T.Paths != nil {
-		for path, item := range doc.T.Paths.Map() {
-			for method, op := range item.Operations() {
-				if v, ok := op.Extensions["x-mcp-pin"].(bool); ok && v {
-					flagged[strings.ToUpper(method)+" "+path] = true
-				}
-			}
-		}
 	}
 	matched := map[string]bool{}
 	for i := range tools {
@@ -204,7 +210,7 @@ func Pinned(tools []openapi.Tool, doc *openapi.Document, pins []string) (names, 
 		if t.Route.OperationID != "" {
 			keys = append(keys, t.Route.OperationID)
 		}
-		hit := flagged[route]
+		hit := ops[route].pinned
 		for _, k := range keys {
 			if want[k] {
 				matched[k] = true

@@ -93,7 +93,7 @@ func apiVocabulary(t *testing.T) map[string]bool {
 				seen[stem(w)] = true
 			}
 		}
-		for _, d := range FromTools("", res.Tools, doc) {
+		for _, d := range FromTools("", res.Tools, ReadOperations(doc)) {
 			for _, s := range []string{d.Name, d.Title, d.Description, d.Path} {
 				words(s, add)
 			}

@@ -165,6 +165,12 @@ func (g *Gateway) generate(ctx context.Context, a *api) error {
 	if a.cfg.Name != "" {
 		opts.MaxNameLength = max(16, min(opts.MaxNameLength, 64)-len(a.cfg.Name)-1)
 	}
+	// What search reads from the operations is read first: generation then
+	// drops each operation once its tools are made, so that a large
+	// document is not held whole beside its tools (Microsoft Graph's
+	// operations hold some 70 MB).
+	ops := discovery.ReadOperations(doc)
+	opts.Consume = true
 	if a.result, err = openapi.GenerateContext(ctx, doc, opts); err != nil {
 		return fmt.Errorf("generate tools from %s: %w", a.cfg.Spec, err)
 	}
@@ -179,7 +185,7 @@ func (g *Gateway) generate(ctx context.Context, a *api) error {
 	if err != nil {
 		return fmt.Errorf("upstream %q: %w", a.cfg.Upstream, err)
 	}
-	a.searchDocsOf(doc)
+	a.searchDocsOf(ops)
 	return nil
 }
 

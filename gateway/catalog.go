@@ -291,9 +291,9 @@ func listBytes(tools []openapi.Tool) int {
 
 // searchDocsOf makes an API's index entries (and its pinned tools) while
 // its document is at hand: the catalog is rebuilt without it.
-func (a *api) searchDocsOf(doc *openapi.Document) {
-	a.searchDocs = discovery.FromTools(a.cfg.Name, a.tools, doc)
-	names, unmatched := discovery.Pinned(a.result.Tools, doc, a.cfg.Tools.Pin)
+func (a *api) searchDocsOf(ops discovery.Operations) {
+	a.searchDocs = discovery.FromTools(a.cfg.Name, a.tools, ops)
+	names, unmatched := discovery.Pinned(a.result.Tools, ops, a.cfg.Tools.Pin)
 	for _, n := range names {
 		a.pinned = append(a.pinned, a.toolName(n))
 	}

@@ -3,6 +3,8 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -101,4 +103,62 @@ func TestDescribedAs(t *testing.T) {
 			t.Errorf("describedAs(%.20q, %.20q) = %.40q", tc.desc, tc.full, got)
 		}
 	}
+}
+
+// TestDiscoveryReadsTheOperations: what search reads from the document
+// beside the tools (an operation's tags, its x-mcp-pin) is read before
+// generation drops the operations, on start and on a reload alike.
+func TestDiscoveryReadsTheOperations(t *testing.T) {
+	doc := `openapi: 3.0.3
+info: {title: Ledger, version: "1"}
+paths:
+  /entries:
+    get:
+      operationId: listEntries
+      tags: [bookkeeping]
+      summary: List the entries
+      responses: {"200": {description: ok}}
+  /entries/{id}:
+    delete:
+      operationId: removeEntry
+      x-mcp-pin: true
+      summary: Remove one entry
+      parameters: [{name: id, in: path, required: true, schema: {type: string}}]
+      responses: {"204": {description: gone}}
+`
+	p := filepath.Join(t.TempDir(), "ledger.yaml")
+	if err := os.WriteFile(p, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g, err := New(context.Background(), Config{Store: "memory", Spec: p, Upstream: "http://127.0.0.1:1",
+		Tools: ServedTools{Mode: "discovery"}}, discardLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	ctx := context.Background()
+	c := mcp.NewClient(g.Server())
+	check := func(when string) {
+		t.Helper()
+		if names := toolNamesOf(t, g); !slices.Equal(names, []string{"call", "describe", "removeEntry", "search"}) {
+			t.Errorf("%s: tools/list %v, want the pinned removeEntry beside the discovery tools", when, names)
+		}
+		// "bookkeeping" is only the operation's tag.
+		res, err := c.CallTool(ctx, "search", map[string]any{"query": "bookkeeping"})
+		if err != nil || res.IsError || !strings.Contains(text(res), "listEntries") {
+			t.Errorf("%s: search by the tag: %v %s", when, err, text(res))
+		}
+	}
+	check("on start")
+	changed := strings.Replace(doc, "List the entries", "List every entry", 1)
+	if err := os.WriteFile(p, []byte(changed), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Reload(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := c.CallTool(ctx, "describe", map[string]any{"names": []string{"listEntries"}}); d == nil || !strings.Contains(text(d), "every entry") {
+		t.Fatalf("the reload did not take: %v", d)
+	}
+	check("after a reload")
 }
