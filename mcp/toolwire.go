@@ -156,13 +156,13 @@ func appendSchema(b []byte, raw json.RawMessage) ([]byte, error) {
 	return b, nil
 }
 
-// appendJSONString appends s quoted; invalid UTF-8 becomes U+FFFD, as
-// encoding/json has it.
+// appendJSONString appends s quoted; each byte of invalid UTF-8 becomes
+// U+FFFD, as encoding/json has it.
 func appendJSONString(b []byte, s string) []byte {
 	start := len(b)
 	out, err := jsontext.AppendQuote(b, s)
 	if err != nil {
-		out, _ = jsontext.AppendQuote(out[:start], strings.ToValidUTF8(s, "\uFFFD"))
+		out, _ = jsontext.AppendQuote(out[:start], string([]rune(s))) // []rune: U+FFFD for each bad byte
 	}
 	return out
 }

@@ -170,3 +170,43 @@ func memberOrder(t *testing.T, b []byte) []string {
 	}
 	return names
 }
+
+// FuzzEncodeToolWire: the hand-made wire form accepts exactly the tools
+// encoding/json encodes, and says the same: decoded, the two are equal,
+// and the 2025-11-25 splice is JSON that differs at most in outputSchema.
+func FuzzEncodeToolWire(f *testing.F) {
+	f.Add("t", "A <title>", "desc \"q\"\n", `{"type":"object","properties":{"a":{"type":"string"}}}`, `{"$ref":"#/$defs/x","$defs":{"x":{"type":"object"}}}`)
+	f.Add("t", "", "", " { \"type\" : \"object\" } ", `{"type":"array"}`)
+	f.Add("t", "\xff", "\u2028", `{"type":"object","a":1,"a":2}`, ``)
+	f.Add("t", "", "", `{"type":"object"`, `null`)
+	f.Fuzz(func(t *testing.T, name, title, desc, in, out string) {
+		tool := Tool{Name: name, Title: title, Description: desc, InputSchema: json.RawMessage(in), OutputSchema: json.RawMessage(out)}
+		if in == "" {
+			tool.InputSchema = json.RawMessage(`{"type":"object"}`)
+		}
+		want, werr := json.Marshal(&tool)
+		w, err := encodeToolWire(&tool)
+		if (werr == nil) != (err == nil) {
+			t.Fatalf("encoding/json: %v; encodeToolWire: %v", werr, err)
+		}
+		if err != nil {
+			return
+		}
+		if !json.Valid(w.wire) {
+			t.Fatalf("not JSON: %q", w.wire)
+		}
+		if g, e := decodeAny(t, w.wire), decodeAny(t, want); !reflect.DeepEqual(g, e) {
+			t.Fatalf("encoded %q\nencoding/json %q", w.wire, want)
+		}
+		legacy := w.legacy.appendTo(nil, w.wire)
+		if !json.Valid(legacy) {
+			t.Fatalf("legacy form not JSON: %q", legacy)
+		}
+		lm, wm := decodeAny(t, legacy).(map[string]any), decodeAny(t, w.wire).(map[string]any)
+		delete(lm, "outputSchema")
+		delete(wm, "outputSchema")
+		if !reflect.DeepEqual(lm, wm) {
+			t.Fatalf("the legacy form changed more than outputSchema: %q", legacy)
+		}
+	})
+}

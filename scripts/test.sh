@@ -73,6 +73,7 @@ if [[ -z "${QUICK:-}" ]]; then
   # varies most, 3 to 200 inputs a second (the engine, not the target: no
   # input took 300 ms).
   go test -run '^$' -fuzz '^FuzzDecodeMessage$' -fuzztime 40000x ./mcp
+  go test -run '^$' -fuzz '^FuzzEncodeToolWire$' -fuzztime 100000x ./mcp
   go test -run '^$' -fuzz '^FuzzOpen$' -fuzztime 150000x ./mrtr
   go test -run '^$' -fuzz '^FuzzParseGenerate$' -fuzztime 300x ./openapi
   go test -run '^$' -fuzz '^FuzzBuildRequest$' -fuzztime 50000x ./proxy
