@@ -5,7 +5,8 @@
 // It owns:
 //   - the index ([New], [Index.Search], [Index.Lookup]) over the tools of one
 //     or several APIs, built once at load from [Doc] values ([FromTools]
-//     fills them from generated tools and their document);
+//     fills them from generated tools and what [ReadOperations] read from
+//     their document before generation consumed it);
 //   - the ranking (below) and its evaluation (testdata/eval, eval_test.go);
 //   - optional semantic re-ranking through an OpenAI-compatible embeddings
 //     endpoint ([Embedder], off unless configured);

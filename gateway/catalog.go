@@ -289,8 +289,9 @@ func listBytes(tools []openapi.Tool) int {
 	return n
 }
 
-// searchDocsOf makes an API's index entries (and its pinned tools) while
-// its document is at hand: the catalog is rebuilt without it.
+// searchDocsOf makes an API's index entries (and its pinned tools) from
+// its tools and what was read from its operations before generation
+// consumed them: the catalog is rebuilt without the document.
 func (a *api) searchDocsOf(ops discovery.Operations) {
 	a.searchDocs = discovery.FromTools(a.cfg.Name, a.tools, ops)
 	names, unmatched := discovery.Pinned(a.result.Tools, ops, a.cfg.Tools.Pin)

@@ -22,7 +22,7 @@
 // wire types), jsonrpc.go (the envelope codec), decode.go (params and
 // _meta), server.go (admission, the method table's dispatch), methods.go
 // (discover, prompts, resources, completion), tools.go, toolset.go (tool
-// sets swapped whole) and dispatch.go (a tool that hands its call to
+// sets swapped whole), toolwire.go (a tool's encoded form, once) and dispatch.go (a tool that hands its call to
 // another), typed.go (typed tools and their schemas), state.go (multi
 // round-trip requests), request.go (the handler API), encode.go (tools/call
 // results), registry.go (registries and cached list pages), listen.go and
@@ -52,7 +52,10 @@
 //     client address and per caller; a session that is in use is never
 //     closed to make room.
 //   - Lists are encoded once per registry change and reused byte for byte, so
-//     tools/list on thousands of tools costs one copy.
+//     tools/list on thousands of tools costs one copy. A tool is encoded
+//     once, when it is registered; its 2025-11-25 form is a splice of the
+//     same bytes, and its schemas (as Tool.InputSchema, OutputSchema and
+//     ToolSet.Schemas give them) are slices of them, never modified.
 //   - What the HTTP transport pools per request (the decoded message, the
 //     buffer a tools/call answer is encoded into) is read only while that
 //     request is served and goes back to its pool once the answer is
