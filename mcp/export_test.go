@@ -8,3 +8,12 @@ var (
 	ObjectRootedSchemaForTest        = objectRootedSchema
 	ObjectRootedSchemaDecodedForTest = objectRootedSchemaDecoded
 )
+
+// EncodeToolWireForTest is a tool's wire form and its 2025-11-25 form.
+func EncodeToolWireForTest(t *Tool) (wire, legacy []byte, err error) {
+	w, err := encodeToolWire(t)
+	if err != nil {
+		return nil, nil, err
+	}
+	return w.wire, w.legacy.appendTo(nil, w.wire), nil
+}

@@ -3,6 +3,7 @@ package mcp_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -54,27 +55,68 @@ func TestSchemaRootFastPaths(t *testing.T) {
 	}
 }
 
-// TestSchemaRootFastPathsCorpus compares them on every tool of three large
-// documents of the corpus (when MCPGATE_CORPUS is set).
-func TestSchemaRootFastPathsCorpus(t *testing.T) {
+// TestToolsCorpus checks the tool set's encodings on every tool of three
+// large documents of the corpus, with their full output schemas (when
+// MCPGATE_CORPUS is set): the schema-root fast paths answer as the full
+// decodings; the hand-made wire form, decoded, is encoding/json's; and the
+// 2025-11-25 form is the same tool with the outputSchema left out, or given
+// "type": "object", as the full decoding of the schema decides.
+func TestToolsCorpus(t *testing.T) {
 	dir := os.Getenv("MCPGATE_CORPUS")
 	if dir == "" {
 		t.Skip("MCPGATE_CORPUS is not set")
+	}
+	decode := func(b []byte) map[string]any {
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatalf("%v: %.200s", err, b)
+		}
+		return m
 	}
 	for _, file := range []string{"github/api.github.com.json", "apis-guru/stripe.com.json", "apis-guru/microsoft.com-graph.json"} {
 		doc, err := openapi.Load(context.Background(), filepath.Join(dir, file), openapi.LoadOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := openapi.Generate(doc, openapi.GenerateOptions{Consume: true})
+		res, err := openapi.Generate(doc, openapi.GenerateOptions{Consume: true, OutputSchema: "full"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, tool := range res.Tools {
-			sameRootVerdicts(t, file+" "+tool.Name+" input", tool.InputSchema)
+		spliced := 0
+		for _, ot := range res.Tools {
+			sameRootVerdicts(t, file+" "+ot.Name+" input", ot.InputSchema)
+			if len(ot.OutputSchema) > 0 {
+				sameRootVerdicts(t, file+" "+ot.Name+" output", ot.OutputSchema)
+			}
+			tool := mcp.Tool{Name: ot.Name, Title: ot.Title, Description: ot.Description,
+				InputSchema: ot.InputSchema, OutputSchema: ot.OutputSchema}
+			wire, legacy, err := mcp.EncodeToolWireForTest(&tool)
+			if err != nil {
+				t.Fatalf("%s %s: %v", file, tool.Name, err)
+			}
+			want, err := json.Marshal(&tool)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(decode(wire), decode(want)) {
+				t.Fatalf("%s %s: the wire form is not encoding/json's", file, tool.Name)
+			}
+			ref := decode(want)
 			if len(tool.OutputSchema) > 0 {
-				sameRootVerdicts(t, file+" "+tool.Name+" output", tool.OutputSchema)
+				switch fixed, ok := mcp.ObjectRootedSchemaDecodedForTest(tool.OutputSchema); {
+				case !ok:
+					delete(ref, "outputSchema")
+				case fixed != nil:
+					ref["outputSchema"] = decode(fixed)
+				}
+			}
+			if !bytes.Equal(legacy, wire) {
+				spliced++
+			}
+			if !reflect.DeepEqual(decode(legacy), ref) {
+				t.Fatalf("%s %s: the 2025-11-25 form differs from the reference", file, tool.Name)
 			}
 		}
+		t.Logf("%s: %d tools, %d with a 2025-11-25 form of their own", file, len(res.Tools), spliced)
 	}
 }

@@ -52,11 +52,13 @@ if [[ -z "${QUICK:-}" ]]; then
 fi
 
 step "go test -race ./... (every module; the corpus and Prism tests run next, without -race)"
-for m in "${MODULES[@]}"; do (cd "$m" && go test -race -count=1 -timeout 20m -skip '^(TestCorpus|TestPrismCorpus)$' ./...); done
+for m in "${MODULES[@]}"; do (cd "$m" && go test -race -count=1 -timeout 20m -skip '^(TestCorpus|TestPrismCorpus|TestToolsCorpus)$' ./...); done
 
 if [[ -z "${QUICK:-}" ]]; then
   step "OpenAPI corpus: every document loads and gives valid tools (openapi/corpus_test.go)"
   CORPUS_CACHE="${CORPUS_CACHE:-/tmp/corpus-cache}" scripts/corpus/test.sh
+  step "the tool set's encodings on every tool of GitHub, Stripe and Graph (mcp/schemaroot_test.go)"
+  go test -count=1 -run '^TestToolsCorpus$' ./mcp
 
   step "Prism: the corpus through the real binary, every request checked by Stoplight Prism (e2e/prism_test.go)"
   # -v: the report (per document, every refused request, the valid
