@@ -117,7 +117,8 @@ func TestDecodeTreeStops(t *testing.T) {
 }
 
 // TestDecodeTreeCorpus: every JSON document of the corpus decodes to what
-// encoding/json gives.
+// encoding/json gives, and its tree encodes (appendTree) to the very bytes
+// marshalNoEscape gives.
 func TestDecodeTreeCorpus(t *testing.T) {
 	dir := corpustest.Dir(t)
 	n := 0
@@ -140,6 +141,11 @@ func TestDecodeTreeCorpus(t *testing.T) {
 		}
 		if !reflect.DeepEqual(got, stdTree(t, data)) {
 			t.Errorf("%s: the tree differs from encoding/json's", p)
+		}
+		enc, err := appendTree(nil, got)
+		want, werr := marshalNoEscape(got)
+		if err != nil || werr != nil || !bytes.Equal(enc, want) {
+			t.Errorf("%s: appendTree %v, marshalNoEscape %v, or their bytes differ", p, err, werr)
 		}
 		n++
 		return nil

@@ -82,7 +82,10 @@ type schemaConverter struct {
 	depth, inline, nodes int
 	nodeLimit            int // compactNodes, or less for a retry
 	depthLimit           int // compactDepth, or less for a retry
-	compactCache         map[compactKey]compactEntry
+	// scratch is where a schema is encoded before it is copied out at its
+	// size (kept by the thousand, a buffer's slack would add up).
+	scratch      []byte
+	compactCache map[compactKey]compactEntry
 	// refDescriptions: descriptions written beside $refs (may be nil).
 	refDescriptions map[*openapi3.SchemaRef]string
 }
@@ -123,7 +126,7 @@ func (c *schemaConverter) def(s *openapi3.Schema, ref string) *defEntry {
 	c.defs[s] = e
 	d := deps{}
 	v := c.convert(s, d)
-	raw, err := marshalNoEscape(v)
+	raw, err := c.encode(v)
 	if err != nil {
 		c.warn(fmt.Sprintf("schema %s: %v", e.name, err))
 		raw = []byte("{}")
@@ -144,7 +147,7 @@ func (c *schemaConverter) def(s *openapi3.Schema, ref string) *defEntry {
 // the schema stays truthful, only less detailed far from the root. trimmed
 // counts those.
 func (c *schemaConverter) encodeWithDefs(root map[string]any, d deps, budget int) (raw []byte, trimmed int, err error) {
-	raw, err = marshalNoEscape(root)
+	raw, err = c.encode(root)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -163,6 +166,15 @@ func (c *schemaConverter) encodeWithDefs(root map[string]any, d deps, budget int
 	}
 	out, trimmed := c.appendDefs(raw, d, max(b, 1))
 	return out, trimmed, nil
+}
+
+// encode encodes a converted schema (appendTree), in a buffer of its size.
+func (c *schemaConverter) encode(v any) ([]byte, error) {
+	var err error
+	if c.scratch, err = appendTree(c.scratch[:0], v); err != nil {
+		return nil, err
+	}
+	return bytes.Clone(c.scratch), nil
 }
 
 func (c *schemaConverter) appendDefs(raw []byte, d deps, budget int) ([]byte, int) {

@@ -78,6 +78,7 @@ if [[ -z "${QUICK:-}" ]]; then
   go test -run '^$' -fuzz '^FuzzEncodeToolWire$' -fuzztime 100000x ./mcp
   go test -run '^$' -fuzz '^FuzzOpen$' -fuzztime 150000x ./mrtr
   go test -run '^$' -fuzz '^FuzzParseGenerate$' -fuzztime 300x ./openapi
+  go test -run '^$' -fuzz '^FuzzAppendTree$' -fuzztime 50000x ./openapi
   go test -run '^$' -fuzz '^FuzzBuildRequest$' -fuzztime 50000x ./proxy
 
   step "MCP conformance suite (2026-07-28)"
