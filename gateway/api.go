@@ -32,9 +32,12 @@ type APIConfig struct {
 	Name string `yaml:"name"`
 	// Spec is the OpenAPI document: a file, an http(s) URL, or - for stdin.
 	Spec string `yaml:"spec"`
-	// Upstream is the API's base URL: the only origin its calls, and their
-	// credentials, ever reach.
+	// Upstream is the API's base URL: with OperationServers, the only
+	// origins its calls, and their credentials, ever reach.
 	Upstream string `yaml:"upstream"`
+	// OperationServers are the other origins the document's per-operation
+	// servers may send this API's calls, and their credentials, to.
+	OperationServers []string `yaml:"operation_servers"`
 	// Credentials say how calls authenticate to this API.
 	Credentials Credentials `yaml:"credentials"`
 	// Tools select and shape this API's tools.
@@ -50,9 +53,10 @@ var apiName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,23}$`)
 // of the top-level spec, upstream, credentials and tools settings.
 func (c *Config) apiConfigs() ([]APIConfig, error) {
 	if len(c.APIs) == 0 {
-		return []APIConfig{{Spec: c.Spec, Upstream: c.Upstream, Credentials: c.Credentials, Tools: c.Tools.ToolsConfig}}, nil
+		return []APIConfig{{Spec: c.Spec, Upstream: c.Upstream, OperationServers: c.OperationServers,
+			Credentials: c.Credentials, Tools: c.Tools.ToolsConfig}}, nil
 	}
-	if c.Spec != "" || c.Upstream != "" || c.Demo {
+	if c.Spec != "" || c.Upstream != "" || c.Demo || len(c.OperationServers) > 0 {
 		return nil, errors.New("give either spec and upstream (one API) or apis (several), not both")
 	}
 	seen := map[string]bool{}
@@ -88,6 +92,11 @@ func (a *APIConfig) check(authMode string) error {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("upstream %q: must be an absolute http(s) URL", a.Upstream)
 	}
+	for i, o := range a.OperationServers {
+		if _, err := originSetting(o); err != nil {
+			return fmt.Errorf("operation_servers[%d] %q: %w", i, o, err)
+		}
+	}
 	if err := oneOf("credentials mode", a.Credentials.Mode, "passthrough", "exchange", "static", "oauth", "none"); err != nil {
 		return err
 	}
@@ -114,8 +123,12 @@ type api struct {
 	tools  []openapi.Tool // result.Tools with their served names
 	base   *url.URL
 	proxy  *proxy.Proxy
-	creds  *credentials
-	stop   func() // stops the in-process demo API, if this is it
+	// servers are the proxies of the operations whose own servers the
+	// settings allow (operation_servers, or the upstream's origin with
+	// another path), by served tool name; every other tool is the proxy's.
+	servers map[string]*proxy.Proxy
+	creds   *credentials
+	stop    func() // stops the in-process demo API, if this is it
 
 	// searchDocs are the API's entries in discovery's index and pinned the
 	// tools listed beside search, describe and call; both made while the
@@ -200,7 +213,7 @@ func (g *Gateway) buildProxy(ctx context.Context, a *api) error {
 	if a.cfg.Credentials.Mode == "oauth" {
 		rt = g.conn.Transport(rt) // an upstream 401 renews the user's grant or asks again
 	}
-	a.proxy, err = proxy.New(proxy.Config{
+	pc := proxy.Config{
 		BaseURL:          a.base,
 		Transport:        g.ops.tracer.Transport(rt),
 		Timeout:          g.cfg.UpstreamTimeout,
@@ -208,8 +221,11 @@ func (g *Gateway) buildProxy(ctx context.Context, a *api) error {
 		CheckOutput:      g.cfg.CheckOutput,
 		Auth:             resolver,
 		Logger:           g.logger,
-	})
-	if err != nil {
+	}
+	if a.proxy, err = proxy.New(pc); err != nil {
+		return err
+	}
+	if err := g.buildServerProxies(a, pc); err != nil {
 		return err
 	}
 	a.creds, err = g.newCredentials(ctx, a)

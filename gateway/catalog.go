@@ -113,7 +113,7 @@ func routes(cat *catalog) string {
 	var b strings.Builder
 	for _, n := range slices.Sorted(maps.Keys(cat.served)) {
 		st := cat.served[n]
-		fmt.Fprintf(&b, "%s\x00%s\x00%s\x00%s\x00", n, st.api.cfg.Upstream, st.tool.Route.Method, st.tool.Route.Path)
+		fmt.Fprintf(&b, "%s\x00%s\x00%s\x00%s\x00", n, st.ep.Proxy().BaseURL(), st.tool.Route.Method, st.tool.Route.Path)
 	}
 	return b.String()
 }

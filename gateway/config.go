@@ -25,13 +25,16 @@ type Config struct {
 	// Spec is the OpenAPI document.
 	Spec string `yaml:"spec" name:"spec" placeholder:"FILE|URL" help:"OpenAPI document: a file, an http(s) URL, or - for stdin."`
 	// Upstream is the base URL tool calls are sent to. Credentials are only
-	// ever sent to its origin.
-	Upstream string `yaml:"upstream" name:"upstream" placeholder:"URL" help:"Base URL of the API the tools call, e.g. https://api.example.com/v1 (include a Swagger 2.0 basePath). Credentials are only ever sent to its origin."`
+	// ever sent to its origin, and to those OperationServers names.
+	Upstream string `yaml:"upstream" name:"upstream" placeholder:"URL" help:"Base URL of the API the tools call, e.g. https://api.example.com/v1 (include a Swagger 2.0 basePath). Credentials are only ever sent to its origin (and to those of operation_servers)."`
+	// OperationServers are the origins, besides the upstream's, that the
+	// document's per-operation servers may send calls (and credentials) to.
+	OperationServers []string `yaml:"operation_servers" name:"operation-servers" placeholder:"ORIGINS" help:"Origins besides the upstream's that calls may go to when the document gives an operation servers of its own (GitHub's release uploads, https://uploads.github.com), comma-separated. Those calls carry the same credentials. An operation whose servers are on no allowed origin is called on the upstream."`
 	// Demo serves the built-in demo API (Spec and Upstream are then set).
 	Demo bool `yaml:"demo" name:"demo" help:"Serve the built-in demo API (no spec or upstream needed)."`
 	// APIs are several APIs behind the one endpoint, instead of Spec,
 	// Upstream, Credentials and Tools.
-	APIs []APIConfig `yaml:"apis" name:"apis" type:"yaml" placeholder:"YAML" help:"Several APIs behind one endpoint, instead of spec and upstream: a list of {name, spec, upstream, credentials, tools, scopes}. Each API's tools are named <name>_<tool>; its credentials go to it alone."`
+	APIs []APIConfig `yaml:"apis" name:"apis" type:"yaml" placeholder:"YAML" help:"Several APIs behind one endpoint, instead of spec and upstream: a list of {name, spec, upstream, operation_servers, credentials, tools, scopes}. Each API's tools are named <name>_<tool>; its credentials go to it alone."`
 
 	Addr           string   `yaml:"addr" name:"addr" default:"127.0.0.1:8080" help:"Listen address (serve)."`
 	Path           string   `yaml:"path" name:"path" default:"/mcp" help:"MCP endpoint path (serve)."`

@@ -62,7 +62,7 @@ func (g *Gateway) confirmCall(st *servedTool, req *mcp.CallToolRequest, c *toolC
 			return errDeclined
 		}
 	}
-	what, err := st.api.proxy.Describe(st.ep, req.Arguments)
+	what, err := st.ep.Proxy().Describe(st.ep, req.Arguments)
 	if err != nil {
 		// Arguments the proxy refuses: the call ends with that refusal
 		// and sends nothing, so there is nothing to confirm.

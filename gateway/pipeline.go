@@ -37,7 +37,7 @@ type servedTool struct {
 
 // serveTool compiles one tool of an API.
 func (g *Gateway) serveTool(a *api, gen, t *openapi.Tool) (*servedTool, error) {
-	ep, err := a.proxy.Endpoint(t)
+	ep, err := a.proxyFor(t).Endpoint(t)
 	if err != nil {
 		return nil, err
 	}
@@ -194,7 +194,7 @@ func (g *Gateway) policyCaller(ctx context.Context, p mcp.Principal) *policy.Cal
 // toolHandler is an ordinary tool's whole way: the steps, the credential,
 // the upstream call, in a tool span.
 func (g *Gateway) toolHandler(st *servedTool) mcp.ToolHandler {
-	dispatch := st.api.creds.bindTool(st.api.proxy.Handler(st.ep))
+	dispatch := st.api.creds.bindTool(st.ep.Proxy().Handler(st.ep))
 	span := telemetry.Tool{Name: st.tool.Name, API: st.api.cfg.Name, Method: st.tool.Route.Method, Path: st.tool.Route.Path}
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		ctx, res, err := g.steps(ctx, st, req)

@@ -87,7 +87,7 @@ func (g *Gateway) taskRun(a *api, ep *proxy.Endpoint) func(ctx context.Context, 
 			if serr != nil {
 				return nil, serr
 			}
-			r, err = a.proxy.Do(ctx, ep, args)
+			r, err = ep.Proxy().Do(ctx, ep, args)
 		}
 		if err == nil && r.Accepted != nil && req.TaskID == "" {
 			return g.waitInline(ctx, a, ep, req, r)
@@ -106,7 +106,7 @@ func (g *Gateway) taskRun(a *api, ep *proxy.Endpoint) func(ctx context.Context, 
 			case <-ctx.Done():
 				return nil, ctx.Err()
 			}
-			r, err = a.proxy.Poll(ctx, ep, acc)
+			r, err = ep.Proxy().Poll(ctx, ep, acc)
 		}
 		if err != nil {
 			return nil, err
@@ -145,7 +145,7 @@ func (g *Gateway) waitInline(ctx context.Context, a *api, ep *proxy.Endpoint, re
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
-		next, err := a.proxy.Poll(ctx, ep, acc)
+		next, err := ep.Proxy().Poll(ctx, ep, acc)
 		if err != nil {
 			return nil, err
 		}
@@ -188,7 +188,7 @@ func (a *api) stillRunning(r *proxy.DispatchResult, waited time.Duration) *mcp.C
 func (a *api) statusEndpoints() []*proxy.Endpoint {
 	a.statusOnce.Do(func() {
 		for i := range a.tools {
-			if e, err := a.proxy.Endpoint(&a.tools[i]); err == nil {
+			if e, err := a.proxyFor(&a.tools[i]).Endpoint(&a.tools[i]); err == nil {
 				a.statusEps = append(a.statusEps, e)
 			}
 		}

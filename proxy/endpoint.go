@@ -81,6 +81,9 @@ const (
 // Name is the tool name.
 func (e *Endpoint) Name() string { return e.tool.Name }
 
+// Proxy is the proxy the endpoint was compiled by: the one to call it with.
+func (e *Endpoint) Proxy() *Proxy { return e.proxy }
+
 // Tool returns the tool the endpoint was compiled from.
 func (e *Endpoint) Tool() *openapi.Tool { return &e.tool }
 

@@ -187,6 +187,13 @@ func New(cfg Config) (*Proxy, error) {
 	return p, nil
 }
 
+// BaseURL is the configured upstream the proxy calls (a copy).
+func (p *Proxy) BaseURL() *url.URL { u := *p.base; return &u }
+
+// Origin is u's origin as the proxy compares them: scheme://host[:port],
+// lower-cased, with the default port dropped.
+func Origin(u *url.URL) string { return originOf(u) }
+
 // originOf is scheme://host[:port] with the default port dropped.
 func originOf(u *url.URL) string {
 	scheme := strings.ToLower(u.Scheme)
