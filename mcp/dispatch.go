@@ -23,12 +23,12 @@ func (ts *ToolSet) AddDispatcher(t *Tool, d Dispatch) error {
 	if d == nil {
 		return fmt.Errorf("mcp: tool %q: nil dispatch", t.Name)
 	}
-	wire, e, err := newToolEntry(t, nil, nil)
+	w, e, err := newToolEntry(t, nil, nil, ts.schemaPool())
 	if err != nil {
 		return err
 	}
 	e.dispatch = d
-	return ts.put(e, wire)
+	return ts.put(e, w)
 }
 
 // dispatchTool runs a dispatcher's call: name and args are the

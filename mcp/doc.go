@@ -53,9 +53,10 @@
 //     closed to make room.
 //   - Lists are encoded once per registry change and reused byte for byte, so
 //     tools/list on thousands of tools costs one copy. A tool is encoded
-//     once, when it is registered; its 2025-11-25 form is a splice of the
-//     same bytes, and its schemas (as Tool.InputSchema, OutputSchema and
-//     ToolSet.Schemas give them) are slices of them, never modified.
+//     once, when it is registered, its 2025-11-25 form made from the same
+//     bytes; a tool set keeps one copy of each distinct schema, and the
+//     tools' schemas (as Tool.InputSchema, OutputSchema and ToolSet.Schemas
+//     give them) are that copy, never modified.
 //   - What the HTTP transport pools per request (the decoded message, the
 //     buffer a tools/call answer is encoded into) is read only while that
 //     request is served and goes back to its pool once the answer is

@@ -11,9 +11,9 @@ var (
 
 // EncodeToolWireForTest is a tool's wire form and its 2025-11-25 form.
 func EncodeToolWireForTest(t *Tool) (wire, legacy []byte, err error) {
-	w, err := encodeToolWire(t)
+	w, err := encodeToolWire(t, newSchemaPool())
 	if err != nil {
 		return nil, nil, err
 	}
-	return w.wire, w.legacy.appendTo(nil, w.wire), nil
+	return w.appendTo(nil, modern), w.appendTo(nil, legacyEra), nil
 }

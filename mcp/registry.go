@@ -28,8 +28,7 @@ type registry[T any] struct {
 
 type item[T any] struct {
 	key      string
-	wire     json.RawMessage
-	legacy   splice // the 2025-11-25 wire form, from wire
+	wire     wire
 	val      *T
 	unlisted bool
 }
@@ -47,16 +46,15 @@ type snapshot[T any] struct {
 	stamp       string // the registry's, when the snapshot was taken
 }
 
-// put adds or replaces key; a replaced item keeps its position. legacy
-// makes the item's 2025-11-25 wire form from wire.
-func (r *registry[T]) put(key string, wire json.RawMessage, legacy splice, v *T) {
+// put adds or replaces key; a replaced item keeps its position.
+func (r *registry[T]) put(key string, w wire, v *T) {
 	if r.items == nil {
 		r.items = make(map[string]*item[T])
 	}
 	if _, ok := r.items[key]; !ok {
 		r.order = append(r.order, key)
 	}
-	r.items[key] = &item[T]{key: key, wire: wire, legacy: legacy, val: v}
+	r.items[key] = &item[T]{key: key, wire: w, val: v}
 	r.snap.Store(nil)
 }
 
@@ -68,7 +66,7 @@ func (r *registry[T]) unlist(key string) bool {
 		return false
 	}
 	if !it.unlisted {
-		r.items[key] = &item[T]{key: it.key, wire: it.wire, legacy: it.legacy, val: it.val, unlisted: true}
+		r.items[key] = &item[T]{key: it.key, wire: it.wire, val: it.val, unlisted: true}
 		r.snap.Store(nil)
 	}
 	return true
@@ -140,11 +138,12 @@ func (s *snapshot[T]) fingerprint() string {
 		h.Write(n[:])
 		h.Write([]byte(s.stamp))
 		for _, it := range s.all {
-			for _, b := range [][]byte{[]byte(it.key), it.wire} {
-				binary.BigEndian.PutUint64(n[:], uint64(len(b)))
-				h.Write(n[:])
-				h.Write(b)
-			}
+			binary.BigEndian.PutUint64(n[:], uint64(len(it.key)))
+			h.Write(n[:])
+			h.Write([]byte(it.key))
+			binary.BigEndian.PutUint64(n[:], uint64(it.wire.len(modern)))
+			h.Write(n[:])
+			it.wire.writeTo(h)
 			if it.unlisted {
 				h.Write([]byte{1})
 			} else {
@@ -285,20 +284,10 @@ func (s *snapshot[T]) encodePage(srv *Server, field string, start int, scope str
 }
 
 // appendWire appends the item's encoded form in an era.
-func (it *item[T]) appendWire(b []byte, e era) []byte {
-	if e == legacyEra {
-		return it.legacy.appendTo(b, it.wire)
-	}
-	return append(b, it.wire...)
-}
+func (it *item[T]) appendWire(b []byte, e era) []byte { return it.wire.appendTo(b, e) }
 
 // wireLen is the length of the item's encoded form in an era.
-func (it *item[T]) wireLen(e era) int {
-	if e == legacyEra {
-		return it.legacy.len(it.wire)
-	}
-	return len(it.wire)
-}
+func (it *item[T]) wireLen(e era) int { return it.wire.len(e) }
 
 // Registry entries.
 
@@ -329,7 +318,7 @@ func (s *Server) AddPrompt(p *Prompt, h PromptHandler) error {
 		return fmt.Errorf("mcp: prompt %q: encode: %w", p.Name, err)
 	}
 	s.mu.Lock()
-	s.prompts.put(p.Name, wire, splice{}, &promptEntry{prompt: *p, handler: h})
+	s.prompts.put(p.Name, plainWire(wire), &promptEntry{prompt: *p, handler: h})
 	s.setCap(&s.capsPrompts)
 	s.mu.Unlock()
 	s.listeners.publish(event{kind: evPrompts})
@@ -359,7 +348,7 @@ func (s *Server) AddResource(r *Resource, h ResourceHandler) error {
 		return fmt.Errorf("mcp: resource %q: encode: %w", r.URI, err)
 	}
 	s.mu.Lock()
-	s.resources.put(r.URI, wire, splice{}, &resourceEntry{res: *r, handler: h})
+	s.resources.put(r.URI, plainWire(wire), &resourceEntry{res: *r, handler: h})
 	s.setCap(&s.capsRes)
 	s.mu.Unlock()
 	s.listeners.publish(event{kind: evResources})
@@ -382,7 +371,7 @@ func (s *Server) AddResourceTemplate(t *ResourceTemplate, h ResourceHandler) err
 		return fmt.Errorf("mcp: resource template %q: encode: %w", t.URITemplate, err)
 	}
 	s.mu.Lock()
-	s.templates.put(t.URITemplate, wire, splice{}, &templateEntry{tmpl: *t, handler: h, match: re, vars: vars})
+	s.templates.put(t.URITemplate, plainWire(wire), &templateEntry{tmpl: *t, handler: h, match: re, vars: vars})
 	s.setCap(&s.capsRes)
 	s.mu.Unlock()
 	s.listeners.publish(event{kind: evResources})

@@ -14,12 +14,11 @@ import (
 // are served by tasks.go.
 
 type toolEntry struct {
-	tool       Tool
-	handler    ToolHandler
-	headers    []headerParam // x-mcp-header annotated arguments
-	task       *TaskTool     // set for tools that can run as a task
-	dispatch   Dispatch      // set for a tool that hands its calls to others
-	legacyWire splice        // the 2025-11-25 form, from the wire form
+	tool     Tool
+	handler  ToolHandler
+	headers  []headerParam // x-mcp-header annotated arguments
+	task     *TaskTool     // set for tools that can run as a task
+	dispatch Dispatch      // set for a tool that hands its calls to others
 }
 
 // AddTool registers (or replaces) a tool with a raw JSON Schema as its input
@@ -33,22 +32,23 @@ func (s *Server) AddTool(t *Tool, h ToolHandler) error {
 }
 
 func (s *Server) addTool(t *Tool, h ToolHandler, task *TaskTool) error {
-	wire, e, err := newToolEntry(t, h, task)
+	w, e, err := newToolEntry(t, h, task, nil)
 	if err != nil {
 		return err
 	}
 	s.mu.Lock()
-	s.tools.Load().put(e.tool.Name, wire, e.legacyWire, e)
+	s.tools.Load().put(e.tool.Name, w, e)
 	s.setCap(&s.capsTools)
 	s.mu.Unlock()
 	s.toolsChanged()
 	return nil
 }
 
-// newToolEntry validates t and encodes its wire form.
-func newToolEntry(t *Tool, h ToolHandler, task *TaskTool) (json.RawMessage, *toolEntry, error) {
+// newToolEntry validates t and encodes its wire form, its schemas kept in
+// pool (nil: kept apart).
+func newToolEntry(t *Tool, h ToolHandler, task *TaskTool, pool *schemaPool) (wire, *toolEntry, error) {
 	if err := validToolName(t.Name); err != nil {
-		return nil, nil, err
+		return wire{}, nil, err
 	}
 	tool := *t
 	if len(tool.InputSchema) == 0 {
@@ -56,17 +56,17 @@ func newToolEntry(t *Tool, h ToolHandler, task *TaskTool) (json.RawMessage, *too
 	}
 	headers, err := headerParams(tool.InputSchema)
 	if err != nil {
-		return nil, nil, fmt.Errorf("mcp: tool %q: %w", t.Name, err)
+		return wire{}, nil, fmt.Errorf("mcp: tool %q: %w", t.Name, err)
 	}
-	w, err := encodeToolWire(&tool)
+	w, err := encodeToolWire(&tool, pool)
 	if err != nil {
-		return nil, nil, fmt.Errorf("mcp: tool %q: encode: %w", t.Name, err)
+		return wire{}, nil, fmt.Errorf("mcp: tool %q: encode: %w", t.Name, err)
 	}
-	tool.InputSchema, tool.OutputSchema = w.schemas() // one copy of the schemas: the wire's
+	tool.InputSchema, tool.OutputSchema = w.in, w.out // one copy of the schemas: the wire's
 	if task != nil {                                  // the caller's own copy (AddTaskTool, ToolSet.AddTask)
 		task.Tool.InputSchema, task.Tool.OutputSchema = tool.InputSchema, tool.OutputSchema
 	}
-	return w.wire, &toolEntry{tool: tool, handler: h, headers: headers, task: task, legacyWire: w.legacy}, nil
+	return w, &toolEntry{tool: tool, handler: h, headers: headers, task: task}, nil
 }
 
 // RemoveTools removes tools by name and notifies listening clients.

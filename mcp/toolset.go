@@ -24,12 +24,13 @@ type ToolSet struct {
 	mu    sync.Mutex
 	reg   *registry[toolEntry]
 	tasks map[string]*TaskTool
+	pool  *schemaPool // one copy of each distinct schema; let go in service
 	used  bool
 }
 
 // NewToolSet returns an empty set of tools for s.
 func (s *Server) NewToolSet() *ToolSet {
-	return &ToolSet{srv: s, reg: new(registry[toolEntry]), tasks: map[string]*TaskTool{}}
+	return &ToolSet{srv: s, reg: new(registry[toolEntry]), tasks: map[string]*TaskTool{}, pool: newSchemaPool()}
 }
 
 // Add adds (or replaces) a tool; see Server.AddTool.
@@ -51,21 +52,28 @@ func (ts *ToolSet) AddTask(t *TaskTool) error {
 }
 
 func (ts *ToolSet) add(t *Tool, h ToolHandler, task *TaskTool) error {
-	wire, e, err := newToolEntry(t, h, task)
+	w, e, err := newToolEntry(t, h, task, ts.schemaPool())
 	if err != nil {
 		return err
 	}
-	return ts.put(e, wire)
+	return ts.put(e, w)
+}
+
+// schemaPool is the set's pool of schemas (nil once it is in service).
+func (ts *ToolSet) schemaPool() *schemaPool {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	return ts.pool
 }
 
 // put adds an entry built by newToolEntry.
-func (ts *ToolSet) put(e *toolEntry, wire json.RawMessage) error {
+func (ts *ToolSet) put(e *toolEntry, w wire) error {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	if ts.used {
 		return errors.New("mcp: the tool set is in service and cannot change")
 	}
-	ts.reg.put(e.tool.Name, wire, e.legacyWire, e)
+	ts.reg.put(e.tool.Name, w, e)
 	if e.task != nil {
 		ts.tasks[e.tool.Name] = e.task
 	} else {
@@ -75,7 +83,8 @@ func (ts *ToolSet) put(e *toolEntry, wire json.RawMessage) error {
 }
 
 // Schemas returns a tool's input and output schemas as the set holds them:
-// compact, in the bytes of the tool's encoded form (its one copy of them).
+// compact, and one copy of each distinct schema (the one its encoded
+// list is made from).
 // A caller that keeps its tools beside the set, as the gateway keeps the
 // OpenAPI tools it compiled, can hold these instead of a second copy;
 // they must not be modified. ok is false for a tool the set does not hold.
@@ -150,6 +159,7 @@ func (s *Server) SetTools(ts *ToolSet) error {
 		return errors.New("mcp: SetTools with a tool set already in service")
 	}
 	ts.used = true
+	ts.pool = nil // the schemas stay, in the tools that hold them
 	ts.mu.Unlock()
 	snap := ts.reg.current(&ts.mu)
 	for _, t := range ts.tasks {

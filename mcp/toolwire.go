@@ -1,77 +1,164 @@
 package mcp
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
+	"io"
 	"strings"
+	"sync"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
 
 // This file encodes a tool's wire form, once, when the tool is registered:
-// a large API registers thousands (Microsoft Graph: 11,422, 60 MB of
+// a large API registers thousands (Microsoft Graph: 11,422, 45 MB of
 // schemas), so the encoding appends the schemas in one pass each instead
 // of going through encoding/json's reflection and its compaction of every
-// json.RawMessage, and the 2025-11-25 form is a splice of the same bytes
-// rather than a second copy.
+// json.RawMessage; a tool set keeps one copy of each distinct schema
+// (Graph's 11,422 output schemas are 979 distinct ones); and the
+// 2025-11-25 form is made from the same bytes rather than kept apart.
 
-// A splice derives an item's 2025-11-25 wire form from its 2026-07-28 one:
-// wire[:at] + insert + wire[skip:]. The zero splice means the two forms are
-// the same.
-type splice struct {
-	differs  bool
-	at, skip int
-	insert   string
+// A wire is an item's encoded form. Most items are one buffer, frame; a
+// tool's is its frame with its two schemas set in, at inAt and outAt, so
+// that the schemas can be shared with the set's other tools.
+type wire struct {
+	frame       []byte
+	in, out     []byte
+	inAt, outAt int
+	legacy      legacyOut // how a 2025-11-25 session sees the outputSchema
 }
 
-// appendTo appends wire to dst as s changes it.
-func (s splice) appendTo(dst, wire []byte) []byte {
-	if !s.differs {
-		return append(dst, wire...)
+// legacyOut is how a tool's outputSchema fits 2025-11-25, which requires
+// "type": "object" at its root.
+type legacyOut uint8
+
+const (
+	legacyKeep  legacyOut = iota // as it is (or there is none)
+	legacyDrop                   // left out: its root cannot be an object
+	legacyTyped                  // given "type": "object": a $ref to an object
+)
+
+// plainWire is an item encoded in one buffer.
+func plainWire(b []byte) wire { return wire{frame: b, inAt: len(b), outAt: len(b)} }
+
+// appendTo appends the item's form in era e.
+func (w *wire) appendTo(dst []byte, e era) []byte {
+	dst = append(dst, w.frame[:w.inAt]...)
+	dst = append(dst, w.in...)
+	switch {
+	case e == legacyEra && w.legacy == legacyDrop:
+		// frame[inAt:outAt] is the member's name: left out with it
+	case e == legacyEra && w.legacy == legacyTyped:
+		dst = append(dst, w.frame[w.inAt:w.outAt]...)
+		dst = append(dst, `{"type":"object",`...)
+		dst = append(dst, w.out[1:]...)
+	default:
+		dst = append(dst, w.frame[w.inAt:w.outAt]...)
+		dst = append(dst, w.out...)
 	}
-	dst = append(dst, wire[:s.at]...)
-	dst = append(dst, s.insert...)
-	return append(dst, wire[s.skip:]...)
+	return append(dst, w.frame[w.outAt:]...)
 }
 
-// len is the length of wire as s changes it.
-func (s splice) len(wire []byte) int {
-	if !s.differs {
-		return len(wire)
+// len is the length of the item's form in era e.
+func (w *wire) len(e era) int {
+	n := len(w.frame) + len(w.in) + len(w.out)
+	switch {
+	case e == legacyEra && w.legacy == legacyDrop:
+		n -= w.outAt - w.inAt + len(w.out)
+	case e == legacyEra && w.legacy == legacyTyped:
+		n += len(`"type":"object",`)
 	}
-	return len(wire) - (s.skip - s.at) + len(s.insert)
+	return n
+}
+
+// writeTo writes the item's 2026-07-28 form to h (the fingerprint).
+func (w *wire) writeTo(h io.Writer) {
+	_, _ = h.Write(w.frame[:w.inAt])
+	_, _ = h.Write(w.in)
+	_, _ = h.Write(w.frame[w.inAt:w.outAt])
+	_, _ = h.Write(w.out)
+	_, _ = h.Write(w.frame[w.outAt:])
+}
+
+// A schemaPool keeps one copy of each distinct schema of a tool set; it is
+// safe for concurrent use. A nil pool keeps every schema apart.
+type schemaPool struct {
+	mu     sync.Mutex
+	seed   maphash.Seed
+	byHash map[uint64][]byte
+}
+
+func newSchemaPool() *schemaPool {
+	return &schemaPool{seed: maphash.MakeSeed(), byHash: map[uint64][]byte{}}
+}
+
+// intern returns the pool's copy of b, b itself when it is the first. On a
+// hash collision the newcomer keeps its own copy.
+func (p *schemaPool) intern(b []byte) []byte {
+	if p == nil {
+		return b
+	}
+	h := maphash.Bytes(p.seed, b)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	have, ok := p.byHash[h]
+	if !ok {
+		p.byHash[h] = b
+		return b
+	}
+	if bytes.Equal(have, b) {
+		return have
+	}
+	return b
 }
 
 // encodeToolWire encodes t with its members in encoding/json's order (name,
 // title, description, icons, inputSchema, outputSchema, annotations,
-// _meta). The schemas are checked to be JSON and compacted, as
-// encoding/json does with a json.RawMessage (duplicate names and invalid
-// UTF-8 pass, as they do there; strings are not re-escaped). The splice
-// gives the 2025-11-25 form: an outputSchema that cannot be object-rooted
-// is left out, and one whose $ref names an object gets "type": "object"
-// (see legacyOutput).
-func encodeToolWire(t *Tool) (toolWire, error) {
-	// The small members first, so that the buffer is sized once.
+// _meta), its schemas kept once in pool. The schemas are checked to be
+// JSON and compacted, as encoding/json does with a json.RawMessage
+// (duplicate names and invalid UTF-8 pass, as they do there; strings are
+// not re-escaped). In the 2025-11-25 form an outputSchema that cannot be
+// object-rooted is left out, and one whose $ref names an object gets
+// "type": "object" (objectRootedSchema decides).
+func encodeToolWire(t *Tool, pool *schemaPool) (wire, error) {
+	// The small members first, so that the frame is sized once.
 	var icons, annotations, meta []byte
 	var err error
 	if len(t.Icons) > 0 {
 		if icons, err = marshalMember(`,"icons":`, t.Icons); err != nil {
-			return toolWire{}, err
+			return wire{}, err
 		}
 	}
 	if t.Annotations != nil {
 		if annotations, err = marshalMember(`,"annotations":`, t.Annotations); err != nil {
-			return toolWire{}, err
+			return wire{}, err
 		}
 	}
 	if len(t.Meta) > 0 {
 		if meta, err = marshalMember(`,"_meta":`, t.Meta); err != nil {
-			return toolWire{}, err
+			return wire{}, err
 		}
 	}
-	size := 64 + len(t.Name) + len(t.Title) + len(t.Description) + len(t.InputSchema) + len(t.OutputSchema) +
-		len(icons) + len(annotations) + len(meta)
-	b := make([]byte, 0, size+size/64)
+	var w wire
+	if w.in, err = compactSchema(t.InputSchema); err != nil {
+		return wire{}, fmt.Errorf("inputSchema: %w", err)
+	}
+	if len(t.OutputSchema) > 0 {
+		if w.out, err = compactSchema(t.OutputSchema); err != nil {
+			return wire{}, fmt.Errorf("outputSchema: %w", err)
+		}
+		if fixed, ok := objectRootedSchema(w.out); !ok {
+			w.legacy = legacyDrop
+		} else if fixed != nil { // the root is an object with members (a $ref), and no "type"
+			w.legacy = legacyTyped
+		}
+		w.out = pool.intern(w.out)
+	}
+	w.in = pool.intern(w.in)
+	size := 80 + len(t.Name) + len(t.Title) + len(t.Description) + len(icons) + len(annotations) + len(meta)
+	b := make([]byte, 0, size+size/16)
 	b = append(b, `{"name":`...)
 	b = appendJSONString(b, t.Name)
 	if t.Title != "" {
@@ -84,65 +171,32 @@ func encodeToolWire(t *Tool) (toolWire, error) {
 	}
 	b = append(b, icons...)
 	b = append(b, `,"inputSchema":`...)
-	var w toolWire
-	w.in[0] = len(b)
-	if b, err = appendSchema(b, t.InputSchema); err != nil {
-		return toolWire{}, fmt.Errorf("inputSchema: %w", err)
-	}
-	w.in[1] = len(b)
-	if len(t.OutputSchema) > 0 {
-		member := len(b)
+	w.inAt = len(b)
+	if w.out != nil {
 		b = append(b, `,"outputSchema":`...)
-		w.out[0] = len(b)
-		if b, err = appendSchema(b, t.OutputSchema); err != nil {
-			return toolWire{}, fmt.Errorf("outputSchema: %w", err)
-		}
-		w.out[1] = len(b)
-		w.legacy = legacyOutput(b, member, w.out[0], w.out[1])
 	}
+	w.outAt = len(b)
 	b = append(b, annotations...)
 	b = append(b, meta...)
 	b = append(b, '}')
-	if cap(b)-len(b) > len(b)/16 { // escapes outgrew the estimate: no slack kept
+	if cap(b)-len(b) > len(b)/8 { // escapes outgrew the estimate: no slack kept
 		b = append(make([]byte, 0, len(b)), b...)
 	}
-	w.wire = b
+	w.frame = b
 	return w, nil
 }
 
-// A toolWire is a tool's encoded form, where its schemas are in it, and the
-// splice that gives its 2025-11-25 form.
-type toolWire struct {
-	wire    []byte
-	in, out [2]int // the schemas' values: wire[in[0]:in[1]]; out is zero without one
-	legacy  splice
-}
-
-// schemas are the tool's schemas as wire holds them, capacity-bounded so
-// that an append copies.
-func (w *toolWire) schemas() (in, out json.RawMessage) {
-	in = w.wire[w.in[0]:w.in[1]:w.in[1]]
-	if w.out[1] > 0 {
-		out = w.wire[w.out[0]:w.out[1]:w.out[1]]
+// compactSchema is raw compacted in a buffer of its size (capacity-bounded,
+// so that an append copies).
+func compactSchema(raw json.RawMessage) ([]byte, error) {
+	b, err := appendSchema(make([]byte, 0, len(raw)), raw)
+	if err != nil {
+		return nil, err
 	}
-	return in, out
-}
-
-// legacyOutput is the splice that makes the outputSchema member
-// wire[member:end] (its value at wire[value:end]) fit 2025-11-25, which
-// requires "type": "object" at the schema's root: none when it has it, the
-// type inserted when the root is a $ref to an object, else the member left
-// out.
-func legacyOutput(wire []byte, member, value, end int) splice {
-	fixed, ok := objectRootedSchema(wire[value:end])
-	switch {
-	case !ok:
-		return splice{differs: true, at: member, skip: end}
-	case fixed != nil:
-		// The root is an object with members (a $ref), and no "type".
-		return splice{differs: true, at: value + 1, skip: value + 1, insert: `"type":"object",`}
+	if cap(b)-len(b) > len(b)/8 {
+		b = append(make([]byte, 0, len(b)), b...)
 	}
-	return splice{}
+	return b[:len(b):len(b)], nil
 }
 
 // appendSchema appends a raw schema, compacted; it must be one JSON value.

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"reflect"
 	"strings"
@@ -32,12 +33,15 @@ func TestEncodeToolWire(t *testing.T) {
 		{"null output schema", Tool{Name: "f", InputSchema: object, OutputSchema: json.RawMessage(`null`)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w, err := encodeToolWire(&tc.tool)
+			w, err := encodeToolWire(&tc.tool, newSchemaPool())
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := w.wire
-			in, out := w.schemas()
+			got := w.appendTo(nil, modern)
+			if len(got) != w.len(modern) {
+				t.Errorf("len %d, appended %d", w.len(modern), len(got))
+			}
+			in, out := w.in, w.out
 			if !schemaEqual(in, tc.tool.InputSchema) || !schemaEqual(out, tc.tool.OutputSchema) {
 				t.Errorf("schemas %s and %s are not the tool's", in, out)
 			}
@@ -77,7 +81,7 @@ func TestEncodeToolWireRejects(t *testing.T) {
 			if _, err := json.Marshal(&tc.tool); err == nil {
 				t.Fatalf("encoding/json accepts it")
 			}
-			_, err := encodeToolWire(&tc.tool)
+			_, err := encodeToolWire(&tc.tool, nil)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %v, want one naming %s", err, tc.want)
 			}
@@ -85,7 +89,7 @@ func TestEncodeToolWireRejects(t *testing.T) {
 	}
 }
 
-// TestLegacyToolSplice: the 2025-11-25 form made by the splice keeps an
+// TestLegacyToolSplice: the 2025-11-25 form keeps an
 // object-rooted outputSchema, adds "type": "object" to a $ref to an object
 // and leaves out any other, the rest of the tool unchanged.
 func TestLegacyToolSplice(t *testing.T) {
@@ -103,14 +107,14 @@ func TestLegacyToolSplice(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tool := Tool{Name: "x", Description: "d", InputSchema: json.RawMessage(`{"type":"object"}`),
 				OutputSchema: json.RawMessage(tc.output), Annotations: &ToolAnnotations{Title: "a"}}
-			w, err := encodeToolWire(&tool)
+			w, err := encodeToolWire(&tool, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			wire, s := w.wire, w.legacy
-			legacy := s.appendTo([]byte("prefix"), wire)[len("prefix"):]
-			if len(legacy) != s.len(wire) {
-				t.Errorf("len %d, appended %d", s.len(wire), len(legacy))
+			wire := w.appendTo(nil, modern)
+			legacy := w.appendTo([]byte("prefix"), legacyEra)[len("prefix"):]
+			if len(legacy) != w.len(legacyEra) {
+				t.Errorf("len %d, appended %d", w.len(legacyEra), len(legacy))
 			}
 			m := decodeAny(t, legacy).(map[string]any)
 			got, has := m["outputSchema"]
@@ -173,7 +177,7 @@ func memberOrder(t *testing.T, b []byte) []string {
 
 // FuzzEncodeToolWire: the hand-made wire form accepts exactly the tools
 // encoding/json encodes, and says the same: decoded, the two are equal,
-// and the 2025-11-25 splice is JSON that differs at most in outputSchema.
+// and the 2025-11-25 form is JSON that differs at most in outputSchema.
 func FuzzEncodeToolWire(f *testing.F) {
 	f.Add("t", "A <title>", "desc \"q\"\n", `{"type":"object","properties":{"a":{"type":"string"}}}`, `{"$ref":"#/$defs/x","$defs":{"x":{"type":"object"}}}`)
 	f.Add("t", "", "", " { \"type\" : \"object\" } ", `{"type":"array"}`)
@@ -185,28 +189,76 @@ func FuzzEncodeToolWire(f *testing.F) {
 			tool.InputSchema = json.RawMessage(`{"type":"object"}`)
 		}
 		want, werr := json.Marshal(&tool)
-		w, err := encodeToolWire(&tool)
+		w, err := encodeToolWire(&tool, newSchemaPool())
 		if (werr == nil) != (err == nil) {
 			t.Fatalf("encoding/json: %v; encodeToolWire: %v", werr, err)
 		}
 		if err != nil {
 			return
 		}
-		if !json.Valid(w.wire) {
-			t.Fatalf("not JSON: %q", w.wire)
+		modernForm := w.appendTo(nil, modern)
+		if !json.Valid(modernForm) || len(modernForm) != w.len(modern) {
+			t.Fatalf("not JSON, or not of its length %d: %q", w.len(modern), modernForm)
 		}
-		if g, e := decodeAny(t, w.wire), decodeAny(t, want); !reflect.DeepEqual(g, e) {
-			t.Fatalf("encoded %q\nencoding/json %q", w.wire, want)
+		if g, e := decodeAny(t, modernForm), decodeAny(t, want); !reflect.DeepEqual(g, e) {
+			t.Fatalf("encoded %q\nencoding/json %q", modernForm, want)
 		}
-		legacy := w.legacy.appendTo(nil, w.wire)
-		if !json.Valid(legacy) {
-			t.Fatalf("legacy form not JSON: %q", legacy)
+		legacy := w.appendTo(nil, legacyEra)
+		if !json.Valid(legacy) || len(legacy) != w.len(legacyEra) {
+			t.Fatalf("legacy form not JSON, or not of its length %d: %q", w.len(legacyEra), legacy)
 		}
-		lm, wm := decodeAny(t, legacy).(map[string]any), decodeAny(t, w.wire).(map[string]any)
+		lm, wm := decodeAny(t, legacy).(map[string]any), decodeAny(t, modernForm).(map[string]any)
 		delete(lm, "outputSchema")
 		delete(wm, "outputSchema")
 		if !reflect.DeepEqual(lm, wm) {
 			t.Fatalf("the legacy form changed more than outputSchema: %q", legacy)
 		}
 	})
+}
+
+// TestToolSetSharesSchemas: a tool set keeps one copy of each distinct
+// schema, whatever whitespace it came with, and lists every tool whole.
+func TestToolSetSharesSchemas(t *testing.T) {
+	s := NewServer(Implementation{Name: "t", Version: "1"}, nil)
+	ts := s.NewToolSet()
+	h := func(context.Context, *CallToolRequest) (*CallToolResult, error) { return &CallToolResult{}, nil }
+	out := `{"type":"object","properties":{"id":{"type":"integer"}}}`
+	for _, tl := range []Tool{
+		{Name: "a", InputSchema: json.RawMessage(`{"type":"object"}`), OutputSchema: json.RawMessage(out)},
+		{Name: "b", InputSchema: json.RawMessage(`{ "type": "object" }`), OutputSchema: json.RawMessage(strings.ReplaceAll(out, ",", ", "))},
+		{Name: "c", InputSchema: json.RawMessage(`{"type":"object","required":[]}`), OutputSchema: json.RawMessage(`{"type":"object"}`)},
+	} {
+		if err := ts.Add(&tl, h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	schemas := func(name string) (in, out json.RawMessage) {
+		in, out, ok := ts.Schemas(name)
+		if !ok {
+			t.Fatalf("no tool %s", name)
+		}
+		return in, out
+	}
+	aIn, aOut := schemas("a")
+	bIn, bOut := schemas("b")
+	cIn, cOut := schemas("c")
+	if &aIn[0] != &bIn[0] || &aOut[0] != &bOut[0] {
+		t.Errorf("a and b have the same schemas, kept twice")
+	}
+	if &aIn[0] == &cIn[0] || &aOut[0] == &cOut[0] {
+		t.Errorf("c's schemas are a's")
+	}
+	if err := s.SetTools(ts); err != nil {
+		t.Fatal(err)
+	}
+	c := NewClient(s)
+	tools, err := c.ListTools(context.Background())
+	if err != nil || len(tools) != 3 {
+		t.Fatalf("tools/list: %v %v", tools, err)
+	}
+	for _, tl := range tools {
+		if tl.Name != "c" && string(tl.OutputSchema) != out {
+			t.Errorf("%s: outputSchema %s", tl.Name, tl.OutputSchema)
+		}
+	}
 }
