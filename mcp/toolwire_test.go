@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -259,6 +261,38 @@ func TestToolSetSharesSchemas(t *testing.T) {
 	for _, tl := range tools {
 		if tl.Name != "c" && string(tl.OutputSchema) != out {
 			t.Errorf("%s: outputSchema %s", tl.Name, tl.OutputSchema)
+		}
+	}
+}
+
+// TestToolSetSharesSchemasConcurrently: tools added to a set from several
+// goroutines at once still share their schemas (run with -race).
+func TestToolSetSharesSchemasConcurrently(t *testing.T) {
+	s := NewServer(Implementation{Name: "t", Version: "1"}, nil)
+	ts := s.NewToolSet()
+	h := func(context.Context, *CallToolRequest) (*CallToolResult, error) { return &CallToolResult{}, nil }
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 50 {
+				tl := Tool{Name: fmt.Sprintf("t%d_%d", g, i), InputSchema: json.RawMessage(`{"type":"object"}`),
+					OutputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"number"}}}`)}
+				if err := ts.Add(&tl, h); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	_, first, _ := ts.Schemas("t0_0")
+	for g := range 8 {
+		for i := range 50 {
+			if _, out, ok := ts.Schemas(fmt.Sprintf("t%d_%d", g, i)); !ok || &out[0] != &first[0] {
+				t.Fatalf("t%d_%d: its outputSchema is kept apart (%v)", g, i, ok)
+			}
 		}
 	}
 }
