@@ -33,7 +33,7 @@ const reloadSpecAdded = reloadSpec + `  /items:
 
 // listenToolsChanged opens a subscriptions/listen stream for tool list
 // changes and signals on changed each notifications/tools/list_changed;
-// ready is closed once the stream is open.
+// ready is closed once the server acknowledged the stream.
 func listenToolsChanged(t *testing.T, url string, ready chan<- struct{}, changed chan<- struct{}) {
 	body := `{"jsonrpc":"2.0","id":"listen-tools","method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},` +
 		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
@@ -51,13 +51,23 @@ func listenToolsChanged(t *testing.T, url string, ready chan<- struct{}, changed
 		return
 	}
 	defer resp.Body.Close()
-	close(ready)
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	acked := false
 	for sc.Scan() {
-		if strings.Contains(sc.Text(), `"notifications/tools/list_changed"`) {
+		switch line := sc.Text(); {
+		case !acked && strings.Contains(line, `"notifications/subscriptions/acknowledged"`):
+			// The server subscribes the stream before it acknowledges it:
+			// from here on no change can be missed.
+			acked = true
+			close(ready)
+		case strings.Contains(line, `"notifications/tools/list_changed"`):
 			changed <- struct{}{}
 		}
+	}
+	if !acked {
+		t.Errorf("listen: the stream ended unacknowledged (%v)", sc.Err())
+		close(ready)
 	}
 }
 
@@ -90,7 +100,6 @@ func TestReloadLive(t *testing.T) {
 	ready, changed := make(chan struct{}), make(chan struct{}, 8)
 	go listenToolsChanged(t, g.URL, ready, changed)
 	<-ready
-	time.Sleep(100 * time.Millisecond) // the stream is registered before the edit
 
 	if err := os.WriteFile(spec, []byte(reloadSpecAdded), 0o600); err != nil {
 		t.Fatal(err)
@@ -157,7 +166,6 @@ func TestReloadAcrossReplicas(t *testing.T) {
 		go listenToolsChanged(t, g.URL, ready, changed[i])
 		<-ready
 	}
-	time.Sleep(100 * time.Millisecond)
 	start := time.Now()
 	if err := os.WriteFile(spec, []byte(reloadSpecAdded), 0o600); err != nil {
 		t.Fatal(err)
