@@ -146,7 +146,7 @@ func New(cfg Config) (*Proxy, error) {
 	b.RawQuery, b.Fragment, b.RawFragment = "", "", ""
 	p := &Proxy{
 		base:         &b,
-		origin:       originOf(&b),
+		origin:       Origin(&b),
 		basePath:     strings.TrimSuffix(b.EscapedPath(), "/"),
 		timeout:      cfg.Timeout,
 		maxBytes:     cfg.MaxResponseBytes,
@@ -192,10 +192,7 @@ func (p *Proxy) BaseURL() *url.URL { u := *p.base; return &u }
 
 // Origin is u's origin as the proxy compares them: scheme://host[:port],
 // lower-cased, with the default port dropped.
-func Origin(u *url.URL) string { return originOf(u) }
-
-// originOf is scheme://host[:port] with the default port dropped.
-func originOf(u *url.URL) string {
+func Origin(u *url.URL) string {
 	scheme := strings.ToLower(u.Scheme)
 	host := strings.ToLower(u.Hostname())
 	port := u.Port()
@@ -215,7 +212,7 @@ func (p *Proxy) sameOrigin(u *url.URL) bool {
 	if u.Scheme == p.base.Scheme && u.Host == p.base.Host {
 		return true
 	}
-	return originOf(u) == p.origin
+	return Origin(u) == p.origin
 }
 
 // Accepted reports an upstream 202 Accepted that named a status resource
