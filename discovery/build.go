@@ -67,6 +67,12 @@ func newBuilder(ix *Index) *builder {
 		if !ix.opts.NoSynonyms {
 			ix.syn = embeddedSynonyms()
 		}
+		switch {
+		case !ix.opts.NoThesaurus:
+			ix.domain = embeddedThesaurus().with(ix.opts.Thesaurus)
+		case ix.opts.Thesaurus != nil:
+			ix.domain = ix.opts.Thesaurus
+		}
 	}
 	return &builder{ix: ix, stems: stemmer{}, wordTerm: map[string]int32{}}
 }

@@ -48,14 +48,18 @@
 // slashes, HTML and Markdown are stripped, digits and number words dropped,
 // and words are stemmed (Porter2, via github.com/kljensen/snowball).
 //
-// A query becomes concepts; a tool earns each concept once, through its best
-// variant:
+// A query's phrases are first read through the domain thesaurus
+// (domain.txt, written by hand, plus an operator's [Options.Thesaurus]):
+// "out of office" as mailbox settings and automatic replies, "say yes" as
+// accept. It then becomes concepts; a tool earns each concept once, through
+// its best variant:
 //   - each content word, with its stand-ins: common abbreviations ("repo",
-//     "pr"), the general-language synonyms of synonyms.txt (distilled from
-//     WordNet; they count more when the document lacks the user's word), the
-//     aliases mined from the document itself (a path word that the summaries
-//     spell differently, mine.go), the other verbs of its action group, and
-//     the parts of a compound ("onedrive", "email");
+//     "pr"), the thesaurus's curated ones ("chargeback": dispute; they count
+//     as the word itself), the general-language synonyms of synonyms.txt
+//     (distilled from WordNet; they count more when the document lacks the
+//     user's word), the aliases mined from the document itself (a path word
+//     that the summaries spell differently, mine.go), the other verbs of its
+//     action group, and the parts of a compound ("onedrive", "email");
 //   - the actions its verbs name, from one vocabulary (vocab.go: list, get,
 //     fetch, show … create, add, new … delete, remove, destroy …), matched
 //     against each tool's actions, which come from its HTTP method (DELETE

@@ -174,7 +174,8 @@ func TestTune(t *testing.T) {
 	}
 }
 
-// TestRanks prints the rank of every dev request: RANKS_API=stripe.
+// TestRanks prints the rank of every dev request, with the domain
+// thesaurus and without it: RANKS_API=stripe.
 func TestRanks(t *testing.T) {
 	api := os.Getenv("RANKS_API")
 	if api == "" {
@@ -183,7 +184,8 @@ func TestRanks(t *testing.T) {
 	s := loadEvalSet(t, api)
 	c := loadCorpusAPI(t, api, s.Doc)
 	ix, _ := New(c.docs, Options{})
+	plain, _ := New(c.docs, Options{NoThesaurus: true})
 	for _, q := range s.Dev {
-		t.Logf("%2d %s", rankOf(t, ix, c, q), q.Q)
+		t.Logf("%2d %2d %s", rankOf(t, ix, c, q), rankOf(t, plain, c, q), q.Q)
 	}
 }

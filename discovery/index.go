@@ -91,6 +91,13 @@ type Options struct {
 	// NoSynonyms leaves out the general-language synonym table (measured
 	// against; see the package doc).
 	NoSynonyms bool
+	// NoThesaurus leaves out the embedded domain thesaurus (domain.txt,
+	// measured against; see the package doc).
+	NoThesaurus bool
+	// Thesaurus adds an operator's entries to the domain thesaurus (they
+	// replace the embedded entries for the same phrase or word): the words
+	// its users have for its API's operations.
+	Thesaurus *Thesaurus
 	// Embeddings, when set, re-ranks the best lexical candidates by the
 	// cosine similarity of embeddings (see [Embedder]).
 	Embeddings *Embedder
@@ -122,6 +129,7 @@ type Index struct {
 	// nounishStems are the stems of the nounish action words.
 	nounishStems map[string]bool
 	syn          synonyms
+	domain       *Thesaurus
 	aliases      map[string][]weighted
 
 	scratch sync.Pool // *scratch

@@ -4,6 +4,7 @@ package discovery
 // word itself.
 const (
 	wAbbrev       = 0.8 // "repo" for "repository"
+	wDomain       = 1.0 // "dispute" for "chargeback" (domain.txt; chosen on dev over 0.4-0.8)
 	wAction       = 1.0 // the canonical action of a verb, matched on the action field
 	wImplied      = 0.5 // the read action implied by a question ("which invoices …")
 	wSelf         = 0.3 // "my" as "me", "self", "authenticated", "current"
@@ -21,7 +22,8 @@ func (ix *Index) compile(text string) []concept {
 	if ix.opts.Ranking == PlainBM25 {
 		return ix.compilePlain(text)
 	}
-	raw = joinPhrasalVerbs(raw)
+	question := len(raw) > 0 && readQuestions[raw[0]]
+	raw = joinPhrasalVerbs(ix.domain.rewrite(raw))
 	var cs []concept
 	seen := map[string]bool{}
 	actions := map[string]bool{}
@@ -36,7 +38,6 @@ func (ix *Index) compile(text string) []concept {
 	}
 	self, hasVerb := false, false
 	first := true
-	question := len(raw) > 0 && readQuestions[raw[0]]
 	for _, w := range raw {
 		if selfWords[w] {
 			self = true
@@ -123,6 +124,9 @@ func (ix *Index) wordConcept(w, s string, verb bool) (concept, bool) {
 	}
 	for _, sy := range ix.syn.lookup(s) {
 		add(sy.term, sy.w*synW)
+	}
+	for _, d := range ix.domain.of(s) {
+		add(d, wDomain)
 	}
 	for _, a := range ix.aliases[s] {
 		add(a.term, a.w)

@@ -43,7 +43,7 @@ func TestDistillWordNet(t *testing.T) {
 	if *wordnetDir == "" {
 		t.Skip("regenerates synonyms.txt only with -wordnet DICT_DIR")
 	}
-	vocab := apiVocabulary(t)
+	vocab := apiVocabulary(t, wnMinDocs)
 	wn := readWordNet(t, *wordnetDir)
 	table := map[string]map[string]float64{}
 	for _, pos := range []string{"noun", "verb", "adj"} {
@@ -71,8 +71,8 @@ func TestDistillWordNet(t *testing.T) {
 }
 
 // apiVocabulary is the set of stems that occur in the tools of at least
-// wnMinDocs corpus documents.
-func apiVocabulary(t *testing.T) map[string]bool {
+// minDocs corpus documents.
+func apiVocabulary(t *testing.T, minDocs int) map[string]bool {
 	dir := corpustest.Dir(t)
 	docsOf := map[string]int{}
 	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
@@ -113,7 +113,7 @@ func apiVocabulary(t *testing.T) map[string]bool {
 	}
 	vocab := map[string]bool{}
 	for s, n := range docsOf {
-		if n >= wnMinDocs {
+		if n >= minDocs {
 			vocab[s] = true
 		}
 	}

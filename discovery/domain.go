@@ -1,0 +1,188 @@
+package discovery
+
+import (
+	_ "embed"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// The domain thesaurus (domain.txt): how users name what web APIs call
+// otherwise. Unlike the general synonyms, distilled from WordNet, it is
+// written by hand, so it knows that a chargeback is a dispute and an
+// out-of-office reply lives in the mailbox settings. An operator adds
+// entries of the same format for an API of their own ([Options.Thesaurus]).
+//
+//go:embed domain.txt
+var domainText string
+
+// A Thesaurus is a parsed table in domain.txt's format: phrase rewrites,
+// applied to a request's words before anything else, and curated stand-ins
+// of single words. It is read-only once built; [ParseThesaurus] makes one.
+type Thesaurus struct {
+	// rewrites maps a phrase's first word to its rules, longest first.
+	rewrites map[string][]rewrite
+	// standIns maps a stem to the stems that may stand for it.
+	standIns map[string][]string
+}
+
+type rewrite struct {
+	phrase []string // the request's words
+	to     []string // the words read instead
+}
+
+// embeddedThesaurus parses domain.txt once per process.
+var embeddedThesaurus = sync.OnceValue(func() *Thesaurus {
+	t, err := ParseThesaurus("domain.txt", domainText)
+	if err != nil {
+		panic(err) // TestDomainTable keeps the embedded table valid
+	}
+	return t
+})
+
+// ParseThesaurus reads a table: "phrase = words" and "word: words" lines and
+// # comments, as domain.txt documents them. Errors name source and the line.
+func ParseThesaurus(source, text string) (*Thesaurus, error) {
+	t := &Thesaurus{rewrites: map[string][]rewrite{}, standIns: map[string][]string{}}
+	seen := map[string]int{}
+	for n, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		if err := t.add(line, seen, n+1); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", source, n+1, err)
+		}
+	}
+	t.sort()
+	return t, nil
+}
+
+// with returns t with extra's entries added, an entry of extra replacing
+// t's for the same phrase or word. Neither is modified.
+func (t *Thesaurus) with(extra *Thesaurus) *Thesaurus {
+	if extra == nil {
+		return t
+	}
+	out := &Thesaurus{rewrites: map[string][]rewrite{}, standIns: maps.Clone(t.standIns)}
+	for k, v := range t.rewrites {
+		out.rewrites[k] = slices.Clone(v)
+	}
+	maps.Copy(out.standIns, extra.standIns)
+	for k, rules := range extra.rewrites {
+		for _, r := range rules {
+			kept := slices.DeleteFunc(out.rewrites[k], func(o rewrite) bool { return slices.Equal(o.phrase, r.phrase) })
+			out.rewrites[k] = append(kept, r)
+		}
+	}
+	out.sort()
+	return out
+}
+
+// sort puts each first word's rules longest first, so the longest phrase
+// matches.
+func (t *Thesaurus) sort() {
+	for k := range t.rewrites {
+		slices.SortStableFunc(t.rewrites[k], func(a, b rewrite) int { return len(b.phrase) - len(a.phrase) })
+	}
+}
+
+func (t *Thesaurus) add(line string, seen map[string]int, n int) error {
+	lhs, rhs, isRewrite := strings.Cut(line, "=")
+	if !isRewrite {
+		var ok bool
+		if lhs, rhs, ok = strings.Cut(line, ":"); !ok {
+			return fmt.Errorf("%q: want \"phrase = words\" or \"word: words\"", line)
+		}
+	}
+	sep := ":"
+	if isRewrite {
+		sep = "="
+	}
+	var from, to []string
+	words(lhs, func(w string) { from = append(from, w) })
+	words(rhs, func(w string) { to = append(to, w) })
+	switch {
+	case len(from) == 0:
+		return fmt.Errorf("%q: no words before %q", line, sep)
+	case len(to) == 0:
+		return fmt.Errorf("%q: no words after %q", line, sep)
+	case !isRewrite && len(from) > 1:
+		return fmt.Errorf("%q: a stand-in entry is for one word; write a phrase as \"phrase = words\"", line)
+	case !isRewrite && stopWords[from[0]]:
+		return fmt.Errorf("%q: %q is a stop word, never searched for; write \"%s = ...\" to read it as other words", line, from[0], from[0])
+	}
+	// A phrase is matched as spelt, a stand-in entry by its word's stem
+	// ("files:" is "file:").
+	key := strings.Join(from, " ")
+	if !isRewrite {
+		key = "~" + stem(from[0])
+	}
+	if prev, ok := seen[key]; ok {
+		return fmt.Errorf("%q: %q is already defined on line %d", line, strings.TrimPrefix(key, "~"), prev)
+	}
+	seen[key] = n
+	if isRewrite {
+		t.rewrites[from[0]] = append(t.rewrites[from[0]], rewrite{phrase: from, to: to})
+		return nil
+	}
+	self := stem(from[0])
+	var stems []string
+	for _, w := range to {
+		if s := stem(w); !stopWords[w] && s != self {
+			stems = appendUnique(stems, s)
+		}
+	}
+	if len(stems) == 0 {
+		return fmt.Errorf("%q: no word after %q but %q itself", line, sep, from[0])
+	}
+	t.standIns[self] = stems
+	return nil
+}
+
+// rewrite returns a request's words with each phrase of the table replaced
+// by its words (longest phrase first, left to right). ws is not modified.
+func (t *Thesaurus) rewrite(ws []string) []string {
+	if t == nil || len(t.rewrites) == 0 {
+		return ws
+	}
+	var out []string
+	changed := false
+	for i := 0; i < len(ws); {
+		if r, ok := t.match(ws[i:]); ok {
+			if !changed {
+				out, changed = append(make([]string, 0, len(ws)+4), ws[:i]...), true
+			}
+			out = append(out, r.to...)
+			i += len(r.phrase)
+			continue
+		}
+		if changed {
+			out = append(out, ws[i])
+		}
+		i++
+	}
+	if !changed {
+		return ws
+	}
+	return out
+}
+
+func (t *Thesaurus) match(ws []string) (rewrite, bool) {
+	for _, r := range t.rewrites[ws[0]] {
+		if len(r.phrase) <= len(ws) && slices.Equal(r.phrase, ws[:len(r.phrase)]) {
+			return r, true
+		}
+	}
+	return rewrite{}, false
+}
+
+// of returns the curated stand-ins of a stem (none for a nil table).
+func (t *Thesaurus) of(s string) []string {
+	if t == nil {
+		return nil
+	}
+	return t.standIns[s]
+}
