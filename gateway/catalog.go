@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 	"strings"
 
@@ -29,6 +30,9 @@ type catalog struct {
 	scopes  map[string][][]string  // with auth mode oauth: each tool's alternative scope sets
 	mode    discovery.Decision
 	search  *discovery.Catalog // discovery mode only
+	// thesaurus is the text of tools.thesaurus it was built with, so that a
+	// reload can tell an edit of it.
+	thesaurus []byte
 }
 
 // known reports whether name is a tool of the catalog (a metric label).
@@ -195,6 +199,11 @@ func (g *Gateway) addDiscovery(cat *catalog, ts *mcp.ToolSet, pinned []string) e
 	if err != nil {
 		return err
 	}
+	thesaurus, text, err := g.thesaurus()
+	if err != nil {
+		return err
+	}
+	cat.thesaurus = text
 	cat.mode = discovery.Decide(mode, listBytes(cat.tools), g.cfg.Tools.Budget)
 	if !cat.mode.Discovery {
 		return nil
@@ -207,7 +216,7 @@ func (g *Gateway) addDiscovery(cat *catalog, ts *mcp.ToolSet, pinned []string) e
 			defs = append(defs, describedAs(cat.served[a.tools[i].Name].def, &a.tools[i]))
 		}
 	}
-	ix, err := discovery.New(docs, discovery.Options{Embeddings: g.embedder})
+	ix, err := discovery.New(docs, discovery.Options{Embeddings: g.embedder, Thesaurus: thesaurus})
 	if err != nil {
 		return fmt.Errorf("discovery: %w", err)
 	}
@@ -316,6 +325,37 @@ func (g *Gateway) logMode(cat *catalog) {
 }
 
 // newEmbedder is discovery's semantic re-ranking, when configured.
+// thesaurus reads and parses tools.thesaurus, the operator's entries for
+// the domain thesaurus of discovery's search, at every catalog build: a
+// reload picks up its edits, and a broken file fails the load in every
+// mode. It returns the file's text beside the table.
+func (g *Gateway) thesaurus() (*discovery.Thesaurus, []byte, error) {
+	path := g.cfg.Tools.Thesaurus
+	if path == "" {
+		return nil, nil, nil
+	}
+	text, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("tools.thesaurus: %w", err)
+	}
+	th, err := discovery.ParseThesaurus(path, string(text))
+	if err != nil {
+		return nil, nil, fmt.Errorf("tools.thesaurus: %w", err)
+	}
+	return th, text, nil
+}
+
+// thesaurusChanged reports whether tools.thesaurus differs from what cat
+// was built with (an unreadable file counts as changed: the build that
+// follows says why).
+func (g *Gateway) thesaurusChanged(cat *catalog) bool {
+	if g.cfg.Tools.Thesaurus == "" {
+		return false
+	}
+	text, err := os.ReadFile(g.cfg.Tools.Thesaurus)
+	return err != nil || !bytes.Equal(text, cat.thesaurus)
+}
+
 func (g *Gateway) newEmbedder() (*discovery.Embedder, error) {
 	e := g.cfg.Tools.Embeddings
 	if e.URL == "" {

@@ -221,8 +221,11 @@ type ServedTools struct {
 	ToolsConfig `yaml:",inline" embed:""`
 	// Mode says how tools/list is served: every tool, or the discovery
 	// tools (search, describe, call) and the pinned ones.
-	Mode       string           `yaml:"mode" name:"mode" default:"auto" enum:"all,discovery,auto" help:"How tools/list is served: all (every operation a tool), discovery (the tools search, describe and call, plus the pinned ones; every tool stays callable by name) or auto (discovery when the full list would exceed tools.budget)."`
-	Budget     int              `yaml:"budget" name:"budget" default:"20000" help:"With tools.mode auto, the most tokens (estimated as bytes/4) the full tools/list may take before discovery is served instead."`
+	Mode   string `yaml:"mode" name:"mode" default:"auto" enum:"all,discovery,auto" help:"How tools/list is served: all (every operation a tool), discovery (the tools search, describe and call, plus the pinned ones; every tool stays callable by name) or auto (discovery when the full list would exceed tools.budget)."`
+	Budget int    `yaml:"budget" name:"budget" default:"20000" help:"With tools.mode auto, the most tokens (estimated as bytes/4) the full tools/list may take before discovery is served instead."`
+	// Thesaurus names a file of the operator's own words for the
+	// operations, added to discovery's domain thesaurus.
+	Thesaurus  string           `yaml:"thesaurus" name:"thesaurus" placeholder:"FILE" help:"A file of your users' words for your API's operations, added to the domain thesaurus of discovery's search: lines \"phrase = words\" (the phrase is read as the words) and \"word: words\" (the words may stand for the word). Read at start and at every reload."`
 	Embeddings EmbeddingsConfig `yaml:"embeddings" embed:"" prefix:"embeddings-"`
 }
 

@@ -162,3 +162,79 @@ paths:
 	}
 	check("after a reload")
 }
+
+// TestDiscoveryThesaurus: tools.thesaurus teaches search the operator's
+// words, is read again at a reload, and a broken file fails the load with
+// its name and line.
+func TestDiscoveryThesaurus(t *testing.T) {
+	doc := `openapi: 3.0.3
+info: {title: Journal, version: "1"}
+paths:
+  /journal/lines:
+    get: {operationId: listLines, summary: List the journal lines, responses: {"200": {description: ok}}}
+  /audits:
+    get: {operationId: listAudits, summary: List the audits, responses: {"200": {description: ok}}}
+`
+	dir := t.TempDir()
+	spec, words := filepath.Join(dir, "ledger.yaml"), filepath.Join(dir, "words.txt")
+	for p, text := range map[string]string{spec: doc, words: "# our users' words\nbooks: lines\n"} {
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := Config{Store: "memory", Spec: spec, Upstream: "http://127.0.0.1:1",
+		Tools: ServedTools{Mode: "discovery", Thesaurus: words}}
+	g, err := New(context.Background(), cfg, discardLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	ctx := context.Background()
+	c := mcp.NewClient(g.Server())
+	first := func(query string) string {
+		t.Helper()
+		res, err := c.CallTool(ctx, "search", map[string]any{"query": query})
+		if err != nil || res.IsError {
+			t.Fatalf("search %q: %v %s", query, err, text(res))
+		}
+		var out struct {
+			Results []struct{ Name string } `json:"results"`
+		}
+		b, err := json.Marshal(res.StructuredContent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &out); err != nil {
+			t.Fatal(err)
+		}
+		if len(out.Results) == 0 {
+			return ""
+		}
+		return out.Results[0].Name
+	}
+	if got := first("show the books"); got != "listLines" {
+		t.Errorf("search with the operator's word found %q first, want listLines", got)
+	}
+	if err := os.WriteFile(words, []byte("books: audits\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Reload(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := first("show the books"); got != "listAudits" {
+		t.Errorf("after the thesaurus changed and a reload, %q first, want listAudits", got)
+	}
+	if err := os.WriteFile(words, []byte("books: audits\nthe: lines\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Reload(ctx, nil); err == nil || !strings.Contains(err.Error(), words+`:2: "the: lines": "the" is a stop word`) {
+		t.Errorf("reload with a broken thesaurus: %v", err)
+	}
+	if got := first("show the books"); got != "listAudits" {
+		t.Errorf("a failed reload changed the served index: %q first", got)
+	}
+	cfg.Tools.Thesaurus = filepath.Join(dir, "missing.txt")
+	if _, err := New(ctx, cfg, discardLogger()); err == nil || !strings.Contains(err.Error(), "tools.thesaurus: open "+cfg.Tools.Thesaurus) {
+		t.Errorf("New with a missing thesaurus: %v", err)
+	}
+}

@@ -80,7 +80,7 @@ func (g *Gateway) reload(ctx context.Context, reason string, specs map[string]bo
 		return g.reloadFailed(reason, err)
 	}
 	class := openapi.Classify(changes)
-	if class == "" && !configChanged {
+	if class == "" && !configChanged && !g.thesaurusChanged(old) {
 		for _, a := range fresh {
 			a.close()
 		}
