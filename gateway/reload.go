@@ -28,12 +28,13 @@ var ErrReloadRefused = errors.New("reload refused")
 // puts the new tools in service: the operator's reload (SIGHUP), which
 // applies breaking changes too. cfg, when not nil, is the configuration
 // read again; only its APIs take effect live (the other settings need a
-// restart, and a warning names those that changed).
+// restart, and a warning names those that changed). A failure or a refusal
+// is logged here as well as returned.
 func (g *Gateway) Reload(ctx context.Context, cfg *Config) error {
 	if cfg != nil {
 		c, err := cfg.withDefaults()
 		if err != nil {
-			return fmt.Errorf("reload: %w", err)
+			return g.reloadFailed("asked", fmt.Errorf("reload: %w", err))
 		}
 		cfg = &c
 	}

@@ -147,9 +147,7 @@ func reloadOnHangup(ctx context.Context, g *gateway.Gateway, logger *slog.Logger
 			logger.Error("reload: the settings do not parse; nothing changed", "err", err)
 			continue
 		}
-		if err := g.Reload(ctx, cfg); err != nil {
-			logger.Error("reload failed; the old tools keep serving", "err", err)
-		}
+		_ = g.Reload(ctx, cfg) // the gateway logs why a reload failed or was refused
 	}
 }
 
