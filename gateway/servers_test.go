@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -169,4 +171,48 @@ func (r *recording) reset() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.seen = nil
+}
+
+// TestOperationServerStatusCall: an operation on a server of its own that
+// answers 202 with a Location there is told to read its status through the
+// status tool on that same server, not left without one.
+func TestOperationServerStatusCall(t *testing.T) {
+	uploads := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Location", "http://"+r.Host+"/v1/jobs/42")
+		w.WriteHeader(http.StatusAccepted)
+	}))
+	defer uploads.Close()
+	doc := `openapi: 3.0.3
+info: {title: Jobs, version: "1"}
+paths:
+  /imports:
+    post:
+      operationId: startImport
+      servers: [{url: "UPLOADS/v1"}]
+      responses: {"202": {description: accepted}}
+  /jobs/{id}:
+    get:
+      operationId: getJob
+      servers: [{url: "UPLOADS/v1"}]
+      parameters: [{name: id, in: path, required: true, schema: {type: integer}}]
+      responses: {"200": {description: ok}}
+`
+	spec := filepath.Join(t.TempDir(), "jobs.yaml")
+	if err := os.WriteFile(spec, []byte(strings.ReplaceAll(doc, "UPLOADS", uploads.URL)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g, err := New(context.Background(), Config{Store: "memory", Spec: spec, Upstream: "http://127.0.0.1:1",
+		OperationServers: []string{uploads.URL}, TaskInlineWait: -1,
+		Tools: ServedTools{ToolsConfig: ToolsConfig{Tasks: []string{"startImport"}}}}, discardLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	res, err := callerClient(g, "caller-token").CallTool(context.Background(), "startImport", nil)
+	if err != nil || res.IsError {
+		t.Fatalf("startImport: %v %s", err, text(res))
+	}
+	if want := `Call getJob with {"id":42} to read its status.`; !strings.Contains(text(res), want) {
+		t.Errorf("the still-running answer %q does not say %q", text(res), want)
+	}
 }

@@ -165,7 +165,7 @@ func (a *api) stillRunning(r *proxy.DispatchResult, waited time.Duration) *mcp.C
 	if waited > 0 {
 		note += " after " + waited.Round(time.Second).String()
 	}
-	if tool, args, ok := a.proxy.StatusCall(r.Accepted.Location, a.statusEndpoints()); ok {
+	if tool, args, ok := a.statusCall(r.Accepted.Location); ok {
 		b, _ := json.Marshal(args)
 		note += fmt.Sprintf(". Call %s with %s to read its status.", tool, b)
 	} else {
@@ -181,6 +181,23 @@ func (a *api) stillRunning(r *proxy.DispatchResult, waited time.Duration) *mcp.C
 		}
 	}
 	return out
+}
+
+// statusCall names the tool call that reads the status at location, on
+// whichever of the API's servers it is (the upstream, or an operation's
+// own: see operation_servers).
+func (a *api) statusCall(location string) (tool string, args map[string]any, ok bool) {
+	eps := a.statusEndpoints()
+	tried := map[*proxy.Proxy]bool{}
+	for _, e := range eps {
+		if p := e.Proxy(); !tried[p] {
+			tried[p] = true
+			if tool, args, ok := p.StatusCall(location, eps); ok {
+				return tool, args, true
+			}
+		}
+	}
+	return "", nil, false
 }
 
 // statusEndpoints are the compiled endpoints of every tool of the API,
