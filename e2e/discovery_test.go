@@ -155,3 +155,62 @@ func TestDiscoveryThroughBinary(t *testing.T) {
 		t.Errorf("TypeScript client's call: %+v, questions %q, upstream %q", out.Call, out.Elicitations, up.last())
 	}
 }
+
+// TestDiscoveryThesaurusThroughBinary: the operator's tools.thesaurus
+// teaches the real binary's search a word of its users, SIGHUP applies an
+// edit of the file, and a broken file is refused while the old index keeps
+// serving.
+func TestDiscoveryThesaurusThroughBinary(t *testing.T) {
+	up := newCredRecorder(t)
+	dir := t.TempDir()
+	spec, words := filepath.Join(dir, "big.json"), filepath.Join(dir, "words.txt")
+	for p, text := range map[string]string{spec: largeSpec(largeResources()), words: "# our users' words\ncontraption: gadget\n"} {
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g := startGateway(t, nil, "--spec", spec, "--upstream", up.URL, "--store", "memory", "--tools-thesaurus", words)
+	first := func() string {
+		t.Helper()
+		res, rpcErr := rpc(t, g.URL, "tools/call", "search", map[string]any{"name": "search", "arguments": map[string]any{"query": "list the contraptions", "limit": 3}})
+		if rpcErr != nil {
+			t.Fatalf("search: %v", rpcErr)
+		}
+		results, _ := res["structuredContent"].(map[string]any)["results"].([]any)
+		if len(results) == 0 {
+			return ""
+		}
+		return results[0].(map[string]any)["name"].(string)
+	}
+	if got := first(); got != "list_gadgets" {
+		t.Fatalf("search with the operator's word found %q first, want list_gadgets", got)
+	}
+	hup := func(text string) {
+		t.Helper()
+		if err := os.WriteFile(words, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := g.cmd.Process.Signal(sighup); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hup("contraption: widget\n")
+	deadline := time.Now().Add(5 * time.Second)
+	for first() != "list_widgets" {
+		if time.Now().After(deadline) {
+			t.Fatalf("SIGHUP did not apply the edited thesaurus:\n%s", g.Log.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	hup("contraption: widget\nthe: gadget\n")
+	deadline = time.Now().Add(5 * time.Second)
+	for !strings.Contains(g.Log.String(), `words.txt:2: \"the: gadget\": \"the\" is a stop word`) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the broken thesaurus was not refused with its line:\n%s", g.Log.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := first(); got != "list_widgets" {
+		t.Errorf("after a refused reload search found %q first, want list_widgets still", got)
+	}
+}
