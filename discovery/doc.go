@@ -51,7 +51,9 @@
 // A query's phrases are first read through the domain thesaurus
 // (domain.txt, written by hand, plus an operator's [Options.Thesaurus]):
 // "out of office" as mailbox settings and automatic replies, "say yes" as
-// accept. It then becomes concepts; a tool earns each concept once, through
+// accept; two-word verbs become one ("set up", "turn the alerts off": a
+// particle may stand up to three words after its verb). It then becomes
+// concepts; a tool earns each concept once, through
 // its best variant:
 //   - each content word, with its stand-ins: common abbreviations ("repo",
 //     "pr"), the thesaurus's curated ones ("chargeback": dispute; they count

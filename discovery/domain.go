@@ -143,26 +143,38 @@ func (t *Thesaurus) add(line string, seen map[string]int, n int) error {
 }
 
 // rewrite returns a request's words with each phrase of the table replaced
-// by its words (longest phrase first, left to right). ws is not modified.
+// by its words (longest phrase first, left to right; a two-word phrase that
+// ends in a particle also when a few words part them: "pass the message
+// on"). ws is not modified.
 func (t *Thesaurus) rewrite(ws []string) []string {
 	if t == nil || len(t.rewrites) == 0 {
 		return ws
 	}
 	var out []string
+	var skip []int // particles already read with their verb
 	changed := false
 	for i := 0; i < len(ws); {
-		if r, ok := t.match(ws[i:]); ok {
-			if !changed {
-				out, changed = append(make([]string, 0, len(ws)+4), ws[:i]...), true
-			}
-			out = append(out, r.to...)
-			i += len(r.phrase)
+		if slices.Contains(skip, i) {
+			i++
 			continue
 		}
-		if changed {
-			out = append(out, ws[i])
+		to, n, at, ok := t.match(ws, i)
+		if !ok {
+			if changed {
+				out = append(out, ws[i])
+			}
+			i++
+			continue
 		}
-		i++
+		if !changed {
+			out, changed = append(make([]string, 0, len(ws)+4), ws[:i]...), true
+		}
+		out = append(out, to...)
+		if at >= 0 {
+			skip = append(skip, at)
+			n = 1
+		}
+		i += n
 	}
 	if !changed {
 		return ws
@@ -170,13 +182,29 @@ func (t *Thesaurus) rewrite(ws []string) []string {
 	return out
 }
 
-func (t *Thesaurus) match(ws []string) (rewrite, bool) {
-	for _, r := range t.rewrites[ws[0]] {
-		if len(r.phrase) <= len(ws) && slices.Equal(r.phrase, ws[:len(r.phrase)]) {
-			return r, true
+// match finds the rule for the words at ws[i]: the words it reads them as,
+// how many words it covers, and for a parted verb and particle the
+// particle's position (else -1).
+func (t *Thesaurus) match(ws []string, i int) (to []string, n, at int, ok bool) {
+	rules := t.rewrites[ws[i]]
+	for _, r := range rules {
+		if len(r.phrase) <= len(ws)-i && slices.Equal(r.phrase, ws[i:i+len(r.phrase)]) {
+			return r.to, len(r.phrase), -1, true
 		}
 	}
-	return rewrite{}, false
+	_, at, ok = separable(ws, i, func(verb, particle string) (string, bool) {
+		for _, r := range rules {
+			if len(r.phrase) == 2 && r.phrase[1] == particle && particles[particle] {
+				to = r.to
+				return "", true
+			}
+		}
+		return "", false
+	})
+	if !ok || at == i+1 {
+		return nil, 0, 0, false // adjacent: the loop above would have found it
+	}
+	return to, 1, at, true
 }
 
 // of returns the curated stand-ins of a stem (none for a nil table).

@@ -11,6 +11,7 @@ func TestParseThesaurus(t *testing.T) {
 # comment
 out of office = mailboxSettings automaticReplies
 out of = nothing
+pass on = forward
 chargebacks: dispute
 Ticket: issue the tickets
 `)
@@ -22,6 +23,10 @@ Ticket: issue the tickets
 		{"out of ideas", "nothing ideas"}, // the shorter phrase where the longer does not match
 		{"nothing here", "nothing here"},
 		{"out", "out"},
+		{"pass this message on to a colleague", "forward this message to a colleague"}, // parted by its object
+		{"pass it on", "forward it"},
+		{"pass a b c d on", "pass a b c d on"}, // too far apart
+		{"pass the ball off on", "pass the ball off on"}, // the nearest particle decides
 	} {
 		if got := strings.Join(th.rewrite(strings.Fields(c.in)), " "); got != c.want {
 			t.Errorf("rewrite(%q) = %q, want %q", c.in, got, c.want)
@@ -38,6 +43,21 @@ Ticket: issue the tickets
 	var none *Thesaurus
 	if got := none.rewrite([]string{"a"}); !slices.Equal(got, []string{"a"}) || none.of("x") != nil {
 		t.Error("a nil thesaurus changes nothing")
+	}
+}
+
+func TestJoinPhrasalVerbs(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"set up a meeting", "setup a meeting"},
+		{"turn the alerts off", "disable the alerts"},
+		{"turn the email alerts off now", "disable the email alerts now"},
+		{"turn a b c d off", "turn a b c d off"},
+		{"look for repos", "search repos"},
+		{"set the thing", "set the thing"},
+	} {
+		if got := strings.Join(joinPhrasalVerbs(strings.Fields(c.in)), " "); got != c.want {
+			t.Errorf("joinPhrasalVerbs(%q) = %q, want %q", c.in, got, c.want)
+		}
 	}
 }
 

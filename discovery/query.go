@@ -1,5 +1,7 @@
 package discovery
 
+import "slices"
+
 // Variant weights: how much a stand-in for a query word counts beside the
 // word itself.
 const (
@@ -208,18 +210,54 @@ func (ix *Index) compilePlain(text string) []concept {
 }
 
 // joinPhrasalVerbs replaces two-word verbs ("set up", "look for") by one
-// word.
+// word, their particle also a few words on ("turn the alerts off").
 func joinPhrasalVerbs(ws []string) []string {
 	out := ws[:0:0]
+	var skip []int // positions of particles already joined
 	for i := 0; i < len(ws); i++ {
-		if i+1 < len(ws) {
-			if j, ok := phrasalVerbs[[2]string{ws[i], ws[i+1]}]; ok {
-				out = append(out, j)
+		if slices.Contains(skip, i) {
+			continue
+		}
+		if j, at, ok := separable(ws, i, func(v, p string) (string, bool) {
+			j, ok := phrasalVerbs[[2]string{v, p}]
+			return j, ok
+		}); ok {
+			out = append(out, j)
+			if at == i+1 {
 				i++
-				continue
+			} else {
+				skip = append(skip, at)
 			}
+			continue
 		}
 		out = append(out, ws[i])
 	}
 	return out
+}
+
+// particles are the adverbs that end a phrasal verb and may stand after its
+// object ("pass the message on").
+var particles = map[string]bool{"on": true, "off": true, "up": true, "out": true, "in": true,
+	"back": true, "down": true, "over": true, "away": true}
+
+// maxParticleGap is how many words may stand between a verb and its
+// particle.
+const maxParticleGap = 3
+
+// separable finds the two-word verb that starts at ws[i]: with the next word,
+// or with a particle at most maxParticleGap words on. It returns what join
+// makes of the pair and the particle's position.
+func separable(ws []string, i int, join func(verb, particle string) (string, bool)) (string, int, bool) {
+	for at := i + 1; at < len(ws) && at <= i+1+maxParticleGap; at++ {
+		if at > i+1 && !particles[ws[at]] {
+			continue
+		}
+		if j, ok := join(ws[i], ws[at]); ok {
+			return j, at, true
+		}
+		if at > i+1 {
+			return "", 0, false // the nearest particle decides
+		}
+	}
+	return "", 0, false
 }
