@@ -125,6 +125,10 @@ func (t *Thesaurus) add(line string, seen map[string]int, n int) error {
 	}
 	seen[key] = n
 	if isRewrite {
+		// "my team", "am I in": the words for the caller stay.
+		if i := slices.IndexFunc(from, isSelfWord); i >= 0 && !slices.ContainsFunc(to, isSelfWord) {
+			to = append(to, from[i])
+		}
 		t.rewrites[from[0]] = append(t.rewrites[from[0]], rewrite{phrase: from, to: to})
 		return nil
 	}
@@ -206,6 +210,8 @@ func (t *Thesaurus) match(ws []string, i int) (to []string, n, at int, ok bool) 
 	}
 	return to, 1, at, true
 }
+
+func isSelfWord(w string) bool { return selfWords[w] }
 
 // of returns the curated stand-ins of a stem (none for a nil table).
 func (t *Thesaurus) of(s string) []string {

@@ -12,6 +12,8 @@ func TestParseThesaurus(t *testing.T) {
 out of office = mailboxSettings automaticReplies
 out of = nothing
 pass on = forward
+my team = directReports
+who am i = me
 chargebacks: dispute
 Ticket: issue the tickets
 `)
@@ -25,6 +27,8 @@ Ticket: issue the tickets
 		{"out", "out"},
 		{"pass this message on to a colleague", "forward this message to a colleague"}, // parted by its object
 		{"pass it on", "forward it"},
+		{"show my team", "show direct reports my"}, // the caller's word stays
+		{"who am i", "me"},
 		{"pass a b c d on", "pass a b c d on"}, // too far apart
 		{"pass the ball off on", "pass the ball off on"}, // the nearest particle decides
 	} {
