@@ -20,7 +20,7 @@ var actionGroups = map[string]string{
 	"create": `create add new make post insert register generate build issue open
 		submit compose write draft establish provision define setup signup start begin`,
 	"update": `update edit change set modify patch alter adjust configure replace
-		rename amend revise correct toggle enable disable turn save apply mark`,
+		rename amend revise correct toggle enable disable turn save apply mark close reopen`,
 	"delete": `delete remove destroy erase drop trash discard purge clear wipe
 		unlink detach rm del uninstall unregister unset revoke signout unsubscribe`,
 	"cancel": `cancel abort stop terminate void halt kill end interrupt`,
