@@ -107,8 +107,10 @@ func (t *Thesaurus) add(line string, seen map[string]int, n int) error {
 	switch {
 	case len(from) == 0:
 		return fmt.Errorf("%q: no words before %q", line, sep)
-	case len(to) == 0:
+	case len(to) == 0 && !isRewrite:
 		return fmt.Errorf("%q: no words after %q", line, sep)
+	case len(to) == 0 && strings.TrimSpace(rhs) != "":
+		return fmt.Errorf("%q: no words after %q (nothing after it leaves the phrase out)", line, sep)
 	case !isRewrite && len(from) > 1:
 		return fmt.Errorf("%q: a stand-in entry is for one word; write a phrase as \"phrase = words\"", line)
 	case !isRewrite && stopWords[from[0]]:

@@ -225,7 +225,7 @@ type ServedTools struct {
 	Budget int    `yaml:"budget" name:"budget" default:"20000" help:"With tools.mode auto, the most tokens (estimated as bytes/4) the full tools/list may take before discovery is served instead."`
 	// Thesaurus names a file of the operator's own words for the
 	// operations, added to discovery's domain thesaurus.
-	Thesaurus  string           `yaml:"thesaurus" name:"thesaurus" placeholder:"FILE" help:"A file of your users' words for your API's operations, added to the domain thesaurus of discovery's search: lines \"phrase = words\" (the phrase is read as the words) and \"word: words\" (the words may stand for the word). Read at start and at every reload."`
+	Thesaurus  string           `yaml:"thesaurus" name:"thesaurus" placeholder:"FILE" help:"A file of your users' words for your API's operations, added to the domain thesaurus of discovery's search: lines \"phrase = words\" (the phrase is read as the words; nothing after = leaves it out) and \"word: words\" (the words may stand for the word). Read at start and at every reload."`
 	Embeddings EmbeddingsConfig `yaml:"embeddings" embed:"" prefix:"embeddings-"`
 }
 
