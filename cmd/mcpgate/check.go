@@ -37,7 +37,7 @@ func (c *checkCmd) Run(ctx context.Context, io streams) error {
 		return usagef("--manifest or --budget is required")
 	}
 	if c.Manifest == "" {
-		res, err := c.generate(ctx, io.stdin, io.stderr)
+		res, err := c.generate(ctx, io.stdin, io.stderr, nil)
 		if err != nil {
 			return err
 		}
@@ -51,7 +51,7 @@ func (c *checkCmd) Run(ctx context.Context, io streams) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", c.Manifest, err)
 	}
-	res, err := c.generate(ctx, io.stdin, io.stderr)
+	res, err := c.generate(ctx, io.stdin, io.stderr, nil)
 	if err != nil {
 		return err
 	}

@@ -222,3 +222,37 @@ func TestToolsStatsAndBudget(t *testing.T) {
 		t.Errorf("neither --manifest nor --budget: exit %d, want 2", code)
 	}
 }
+
+// TestToolsSearch: tools --search answers as discovery's search tool would,
+// with an operator's thesaurus, and says what is wrong with a bad call.
+func TestToolsSearch(t *testing.T) {
+	dir := t.TempDir()
+	spec := writeFile(t, dir, "pets.yaml", petsV1)
+	words := writeFile(t, dir, "words.txt", "critters: pets\n")
+	code, out, errOut := runCLI(t, "tools", "--spec", spec, "--search", "remove a pet", "--limit", "1")
+	if code != 0 || !strings.HasPrefix(out, " 1  deletePet ") || !strings.Contains(out, "DELETE /pets/{id}") || strings.Contains(out, " 2  ") {
+		t.Errorf("--search: exit %d: %q %s", code, out, errOut)
+	}
+	if code, out, _ := runCLI(t, "tools", "--spec", spec, "--search", "critters"); code != 0 || !strings.Contains(out, "matches \"critters\"") {
+		t.Errorf("--search without the thesaurus: exit %d: %q", code, out)
+	}
+	if code, out, _ := runCLI(t, "tools", "--spec", spec, "--search", "critters", "--thesaurus", words); code != 0 || !strings.HasPrefix(out, " 1  listPets ") {
+		t.Errorf("--search with the thesaurus: exit %d: %q", code, out)
+	}
+	bad := writeFile(t, dir, "bad.txt", "critters: pets\nthe: pets\n")
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--search", "pets", "--limit", "0"}, 2, "--limit 0: want 1 to 50"},
+		{[]string{"--thesaurus", words}, 2, "--thesaurus is read by --search only"},
+		{[]string{"--search", "pets", "--thesaurus", bad}, 1, bad + `:2: "the: pets": "the" is a stop word`},
+		{[]string{"--search", strings.Repeat("pets ", 300)}, 2, "--search: the query is 1500 bytes long, at most 1000"},
+	} {
+		code, _, errOut := runCLI(t, append([]string{"tools", "--spec", spec}, c.args...)...)
+		if code != c.code || !strings.Contains(errOut, c.want) {
+			t.Errorf("%q: exit %d, %q; want %d and %q", c.args, code, errOut, c.code, c.want)
+		}
+	}
+}

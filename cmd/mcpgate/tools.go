@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/mcpgate/mcpgate/discovery"
 	"github.com/mcpgate/mcpgate/gateway"
 	"github.com/mcpgate/mcpgate/internal/settings"
 	"github.com/mcpgate/mcpgate/openapi"
@@ -41,8 +42,9 @@ func toolsSettings() []settings.Setting {
 }
 
 // generate loads the document and generates the tools, printing warnings
-// to stderr.
-func (g *genFlags) generate(ctx context.Context, stdin io.Reader, stderr io.Writer) (*openapi.Result, error) {
+// to stderr. read, when set, reads the document before generation consumes
+// it.
+func (g *genFlags) generate(ctx context.Context, stdin io.Reader, stderr io.Writer, read func(*openapi.Document)) (*openapi.Result, error) {
 	if err := g.Gen.Check(); err != nil {
 		return nil, &usageError{err.Error()}
 	}
@@ -52,6 +54,9 @@ func (g *genFlags) generate(ctx context.Context, stdin io.Reader, stderr io.Writ
 	doc, err := openapi.Load(ctx, g.Spec, openapi.LoadOptions{Stdin: stdin, Validate: g.Validate})
 	if err != nil {
 		return nil, err
+	}
+	if read != nil {
+		read(doc)
 	}
 	res, err := openapi.Generate(doc, opts)
 	if err != nil {
@@ -72,11 +77,21 @@ type toolsCmd struct {
 	Format string `name:"format" default:"mcp" enum:"mcp,manifest" help:"mcp prints exactly a tools/list result ({\"tools\":[...]}); manifest adds the routing, security schemes, version and source: commit it and gate changes with 'mcpgate check'."`
 	Out    string `name:"out" placeholder:"FILE" help:"Write to this file instead of stdout."`
 	Stats  bool   `name:"stats" help:"Print the tools/list's counts, sizes and estimated tokens (bytes/4), and the largest tools, instead of the tools."`
+	// Search asks discovery's search offline, as an agent would.
+	Search    string `name:"search" placeholder:"QUERY" help:"Print the tools discovery's search answers for QUERY, best first, instead of the tools: how your users' words find your operations."`
+	Limit     int    `name:"limit" default:"10" help:"With --search, how many tools (1 to 50)."`
+	Thesaurus string `name:"thesaurus" placeholder:"FILE" help:"With --search, a file of your users' words for your operations (the format of serve's tools.thesaurus)."`
 }
 
 // Run generates the tools and writes them.
 func (c *toolsCmd) Run(ctx context.Context, std streams) error {
-	res, err := c.generate(ctx, std.stdin, std.stderr)
+	if c.Search != "" {
+		return c.search(ctx, std)
+	}
+	if c.Thesaurus != "" {
+		return usagef("--thesaurus is read by --search only")
+	}
+	res, err := c.generate(ctx, std.stdin, std.stderr, nil)
 	if err != nil {
 		return err
 	}
@@ -100,6 +115,48 @@ func (c *toolsCmd) Run(ctx context.Context, std streams) error {
 		return fmt.Errorf("writing %s: %w", c.Out, err)
 	}
 	fmt.Fprintf(std.stderr, "%s: %d tools written to %s\n", c.Spec, len(res.Tools), c.Out)
+	return nil
+}
+
+// search builds discovery's index over the tools, as serve does, and
+// prints its answer to the query.
+func (c *toolsCmd) search(ctx context.Context, std streams) error {
+	if c.Limit < 1 || c.Limit > discovery.MaxLimit {
+		return usagef("--limit %d: want 1 to %d", c.Limit, discovery.MaxLimit)
+	}
+	var th *discovery.Thesaurus
+	if c.Thesaurus != "" {
+		text, err := os.ReadFile(c.Thesaurus)
+		if err != nil {
+			return err
+		}
+		if th, err = discovery.ParseThesaurus(c.Thesaurus, string(text)); err != nil {
+			return err
+		}
+	}
+	var ops discovery.Operations
+	res, err := c.generate(ctx, std.stdin, std.stderr, func(doc *openapi.Document) { ops = discovery.ReadOperations(doc) })
+	if err != nil {
+		return err
+	}
+	ix, err := discovery.New(discovery.FromTools("", res.Tools, ops), discovery.Options{Thesaurus: th})
+	if err != nil {
+		return err
+	}
+	found, err := ix.Search(ctx, discovery.Query{Text: c.Search, Limit: c.Limit})
+	if err != nil {
+		return usagef("--search: %v", strings.TrimPrefix(err.Error(), "discovery: "))
+	}
+	if len(found) == 0 {
+		fmt.Fprintf(std.stdout, "no tool of %s matches %q\n", c.Spec, c.Search)
+		return nil
+	}
+	for i, r := range found {
+		fmt.Fprintf(std.stdout, "%2d  %-50s %s %s  (%.2f)\n", i+1, r.Name, r.Method, r.Path, r.Score)
+		if r.Description != "" {
+			fmt.Fprintf(std.stdout, "    %s\n", r.Description)
+		}
+	}
 	return nil
 }
 
