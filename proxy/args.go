@@ -54,7 +54,7 @@ func (e *Endpoint) decodeArgs(args json.RawMessage) (map[string]any, error) {
 		v = map[string]any{}
 	} else {
 		var err error
-		v, err = e.proxy.values.decode(trimmed, e.params)
+		v, err = e.proxy.values.decode(trimmed, e.names)
 		if err != nil {
 			if errors.As(err, new(*numberError)) {
 				return nil, invalidArguments(err.Error())

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -16,16 +17,18 @@ import (
 // literal and parameter parts, the arguments sorted by location, header
 // rules checked, redaction paths split and the inputSchema compiled (lazily,
 // once). Build it with [Proxy.Endpoint] when the tool set changes; it is
-// immutable and safe for concurrent use. It shares the tool's slices (input
-// schema, security requirements): do not modify a tool after compiling it.
+// immutable and safe for concurrent use. It keeps the tool itself, not a
+// copy (a large API compiles thousands): do not modify a tool after
+// compiling it.
 type Endpoint struct {
 	proxy *Proxy
-	tool  openapi.Tool
+	tool  *openapi.Tool
 	// parsed route
 	method    string
 	pathParts []pathPart // expanded after the base URL's path
 	queryTmpl []pathPart // literal "?a={x}" text of the template, if any
-	params    map[string]*param
+	args      []param    // every argument, in the route's order (one allocation)
+	names     paramNames // args by name
 	query     []*param
 	headers   []*param
 	cookies   []*param
@@ -61,6 +64,29 @@ type param struct {
 	base64        bool
 }
 
+// paramNames are an endpoint's arguments sorted by name, found by
+// binary search: a map per endpoint would cost several hundred bytes, times
+// thousands of tools.
+type paramNames []*param
+
+// find is the argument named name (as bytes: the comparisons do not
+// allocate), or nil.
+func (ns paramNames) find(name []byte) *param {
+	lo, hi := 0, len(ns)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if ns[m].name < string(name) {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo < len(ns) && ns[lo].name == string(name) {
+		return ns[lo]
+	}
+	return nil
+}
+
 // pathPart is a literal (already escaped) or a parameter reference.
 type pathPart struct {
 	literal string
@@ -85,7 +111,7 @@ func (e *Endpoint) Name() string { return e.tool.Name }
 func (e *Endpoint) Proxy() *Proxy { return e.proxy }
 
 // Tool returns the tool the endpoint was compiled from.
-func (e *Endpoint) Tool() *openapi.Tool { return &e.tool }
+func (e *Endpoint) Tool() *openapi.Tool { return e.tool }
 
 // Warnings lists what was dropped while compiling (for example a header
 // parameter no argument may set).
@@ -100,7 +126,7 @@ func (e *Endpoint) compiledSchema() (*jsonschema.Schema, error) {
 		if doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(e.tool.InputSchema)); err == nil {
 			e.formats = compileFormats(doc)
 		}
-		e.schema, e.schemaErr = openapi.CompileInputSchema(&e.tool)
+		e.schema, e.schemaErr = openapi.CompileInputSchema(e.tool)
 		if e.schemaErr != nil {
 			e.proxy.log.Warn("proxy: inputSchema does not compile; arguments will not be validated", "tool", e.tool.Name, "error", e.schemaErr)
 			return
@@ -136,7 +162,7 @@ func (p *Proxy) Endpoint(t *openapi.Tool) (*Endpoint, error) {
 	if t == nil {
 		return nil, errors.New("proxy: nil tool")
 	}
-	e := &Endpoint{proxy: p, tool: *t, params: make(map[string]*param, len(t.Route.Arguments))}
+	e := &Endpoint{proxy: p, tool: t}
 	e.method = strings.ToUpper(t.Route.Method)
 	if !validHeaderName(e.method) {
 		return nil, fmt.Errorf("proxy: tool %s: invalid method %q", t.Name, t.Route.Method)
@@ -164,8 +190,11 @@ func (p *Proxy) Endpoint(t *openapi.Tool) (*Endpoint, error) {
 // serialization defaults; it returns the path parameters by name.
 func (e *Endpoint) compileArguments() (map[string]*param, error) {
 	byParam := map[string]*param{}
-	for _, a := range e.tool.Route.Arguments {
-		pa := &param{
+	e.args = make([]param, len(e.tool.Route.Arguments))
+	e.names = make(paramNames, 0, len(e.args))
+	for i, a := range e.tool.Route.Arguments {
+		pa := &e.args[i]
+		*pa = param{
 			name: a.Name, wire: a.Param, in: a.In, required: a.Required,
 			style: a.Style, explode: a.Explode, allowReserved: a.AllowReserved,
 			contentType: a.ContentType, file: a.File, base64: a.Base64,
@@ -207,8 +236,9 @@ func (e *Endpoint) compileArguments() (map[string]*param, error) {
 		default:
 			return nil, fmt.Errorf("argument %q has unknown location %q", a.Name, a.In)
 		}
-		e.params[a.Name] = pa
+		e.names = append(e.names, pa)
 	}
+	slices.SortStableFunc(e.names, func(a, b *param) int { return strings.Compare(a.name, b.name) })
 	return byParam, nil
 }
 

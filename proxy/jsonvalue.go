@@ -42,15 +42,15 @@ func (d *valueDecoder) decodeValue(b []byte) (any, error) {
 // (a Proxy owns one pool).
 type valueDecoder struct {
 	jsonx.Reader
-	num   []byte            // scratch for canonical numbers
-	names map[string]*param // known member names, whose strings are reused
+	num   []byte     // scratch for canonical numbers
+	names paramNames // known member names, whose strings are reused
 }
 
 type valueDecoders struct{ pool sync.Pool }
 
 // decode decodes b; a member name found in names (an endpoint's
 // arguments) reuses the argument's name instead of a new string.
-func (p *valueDecoders) decode(b []byte, names map[string]*param) (any, error) {
+func (p *valueDecoders) decode(b []byte, names paramNames) (any, error) {
 	d, _ := p.pool.Get().(*valueDecoder)
 	if d == nil {
 		d = new(valueDecoder)
@@ -150,7 +150,7 @@ func (d *valueDecoder) name() (string, error) {
 		return "", err
 	}
 	if inner := raw[1 : len(raw)-1]; bytes.IndexByte(inner, '\\') < 0 {
-		if pa, ok := d.names[string(inner)]; ok {
+		if pa := d.names.find(inner); pa != nil {
 			return pa.name, nil
 		}
 		if utf8.Valid(inner) {
