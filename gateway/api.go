@@ -120,7 +120,7 @@ func (a *APIConfig) label() string {
 type api struct {
 	cfg    APIConfig
 	result *openapi.Result
-	tools  []openapi.Tool // result.Tools with their served names
+	tools  []openapi.Tool // result.Tools with their served names (result.Tools itself without a prefix)
 	base   *url.URL
 	proxy  *proxy.Proxy
 	// servers are the proxies of the operations whose own servers the
@@ -190,9 +190,12 @@ func (g *Gateway) generate(ctx context.Context, a *api) error {
 	if n := len(a.result.Warnings); n > 0 {
 		g.logger.Info("the OpenAPI document has problems that did not stop generation", "api", a.cfg.Name, "spec", a.cfg.Spec, "warnings", n, "first", a.result.Warnings[0])
 	}
-	a.tools = slices.Clone(a.result.Tools)
-	for i := range a.tools {
-		a.tools[i].Name = a.toolName(a.tools[i].Name)
+	a.tools = a.result.Tools // served as generated: one API, no prefix (Graph's 11,422 tools are 4 MB)
+	if a.cfg.Name != "" {
+		a.tools = slices.Clone(a.result.Tools)
+		for i := range a.tools {
+			a.tools[i].Name = a.toolName(a.tools[i].Name)
+		}
 	}
 	a.base, err = url.Parse(a.cfg.Upstream)
 	if err != nil {
