@@ -82,36 +82,75 @@ func (w *wire) writeTo(h io.Writer) {
 	_, _ = h.Write(w.frame[w.outAt:])
 }
 
-// A schemaPool keeps one copy of each distinct schema of a tool set; it is
-// safe for concurrent use. A nil pool keeps every schema apart.
+// A schemaPool keeps one copy of each distinct schema of a tool set, with
+// what is decided about it once; it is safe for concurrent use. A nil pool
+// keeps every schema apart.
 type schemaPool struct {
 	mu     sync.Mutex
 	seed   maphash.Seed
-	byHash map[uint64][]byte
+	byHash map[uint64]*pooledSchema
+}
+
+// A pooledSchema is one distinct schema, compacted.
+type pooledSchema struct {
+	b []byte
+
+	legacyOnce sync.Once
+	legacy     legacyOut // as an outputSchema
 }
 
 func newSchemaPool() *schemaPool {
-	return &schemaPool{seed: maphash.MakeSeed(), byHash: map[uint64][]byte{}}
+	return &schemaPool{seed: maphash.MakeSeed(), byHash: map[uint64]*pooledSchema{}}
 }
 
-// intern returns the pool's copy of b, b itself when it is the first. On a
-// hash collision the newcomer keeps its own copy.
-func (p *schemaPool) intern(b []byte) []byte {
+// schema is raw checked and compacted, the pool's copy when it has one. A
+// schema it has seen, written compactly (as generated schemas are), is
+// neither compacted nor checked again: Graph's 11,422 tools have 979
+// distinct output schemas. On a hash collision the newcomer keeps its own
+// copy.
+func (p *schemaPool) schema(raw json.RawMessage) (*pooledSchema, error) {
 	if p == nil {
-		return b
+		b, err := compactSchema(raw)
+		return &pooledSchema{b: b}, err
 	}
-	h := maphash.Bytes(p.seed, b)
+	h := maphash.Bytes(p.seed, raw)
+	p.mu.Lock()
+	have := p.byHash[h]
+	p.mu.Unlock()
+	if have != nil && bytes.Equal(have.b, raw) {
+		return have, nil
+	}
+	b, err := compactSchema(raw)
+	if err != nil {
+		return nil, err
+	}
+	if !bytes.Equal(b, raw) {
+		h = maphash.Bytes(p.seed, b)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	have, ok := p.byHash[h]
-	if !ok {
-		p.byHash[h] = b
-		return b
+	switch {
+	case !ok:
+		have = &pooledSchema{b: b}
+		p.byHash[h] = have
+	case !bytes.Equal(have.b, b):
+		have = &pooledSchema{b: b}
 	}
-	if bytes.Equal(have, b) {
-		return have
-	}
-	return b
+	return have, nil
+}
+
+// legacyOut is how the schema, as an outputSchema, fits 2025-11-25
+// (objectRootedSchema decides, once).
+func (s *pooledSchema) legacyOut() legacyOut {
+	s.legacyOnce.Do(func() {
+		if fixed, ok := objectRootedSchema(s.b); !ok {
+			s.legacy = legacyDrop
+		} else if fixed != nil { // the root is an object with members (a $ref), and no "type"
+			s.legacy = legacyTyped
+		}
+	})
+	return s.legacy
 }
 
 // encodeToolWire encodes t with its members in encoding/json's order (name,
@@ -142,21 +181,18 @@ func encodeToolWire(t *Tool, pool *schemaPool) (wire, error) {
 		}
 	}
 	var w wire
-	if w.in, err = compactSchema(t.InputSchema); err != nil {
+	in, err := pool.schema(t.InputSchema)
+	if err != nil {
 		return wire{}, fmt.Errorf("inputSchema: %w", err)
 	}
+	w.in = in.b
 	if len(t.OutputSchema) > 0 {
-		if w.out, err = compactSchema(t.OutputSchema); err != nil {
+		out, err := pool.schema(t.OutputSchema)
+		if err != nil {
 			return wire{}, fmt.Errorf("outputSchema: %w", err)
 		}
-		if fixed, ok := objectRootedSchema(w.out); !ok {
-			w.legacy = legacyDrop
-		} else if fixed != nil { // the root is an object with members (a $ref), and no "type"
-			w.legacy = legacyTyped
-		}
-		w.out = pool.intern(w.out)
+		w.out, w.legacy = out.b, out.legacyOut()
 	}
-	w.in = pool.intern(w.in)
 	size := 80 + len(t.Name) + len(t.Title) + len(t.Description) + len(icons) + len(annotations) + len(meta)
 	b := make([]byte, 0, size+size/16)
 	b = append(b, `{"name":`...)
