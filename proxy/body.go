@@ -22,7 +22,7 @@ func (e *Endpoint) buildBody(args map[string]any, bad *argErrors) ([]byte, strin
 	var whole any
 	haveWhole := false
 	if e.whole != nil {
-		whole, haveWhole = args[e.whole.name]
+		whole, haveWhole = args[e.whole.Name]
 		if haveWhole && whole == nil && e.bodyKind != bodyJSON {
 			haveWhole = false
 		}
@@ -52,7 +52,7 @@ func (e *Endpoint) buildBody(args map[string]any, bad *argErrors) ([]byte, strin
 // hasBodyProperty reports whether any body property argument is present.
 func (e *Endpoint) hasBodyProperty(args map[string]any) bool {
 	for _, bp := range e.bodyProps {
-		if _, ok := args[bp.name]; ok {
+		if _, ok := args[bp.Name]; ok {
 			return true
 		}
 	}
@@ -66,8 +66,8 @@ func (e *Endpoint) jsonBody(args map[string]any, whole any, ct string, bad *argE
 	if e.whole == nil {
 		props := make(map[string]any, len(e.bodyProps))
 		for _, bp := range e.bodyProps {
-			if v, ok := args[bp.name]; ok {
-				props[bp.wire] = v
+			if v, ok := args[bp.Name]; ok {
+				props[bp.Param] = v
 			}
 		}
 		v = props
@@ -88,15 +88,15 @@ func (e *Endpoint) binaryBody(whole any, haveWhole bool, ct string, bad *argErro
 	s, ok := whole.(string)
 	if !ok {
 		if haveWhole {
-			bad.add("/%s: must be a base64 string", e.whole.name)
+			bad.add("/%s: must be a base64 string", e.whole.Name)
 		} else {
-			bad.add("/%s: missing body", e.whole.name)
+			bad.add("/%s: missing body", e.whole.Name)
 		}
 		return nil, "", nil
 	}
 	b, err := decodeBase64(s)
 	if err != nil {
-		bad.add("/%s: not valid base64: %v", e.whole.name, err)
+		bad.add("/%s: not valid base64: %v", e.whole.Name, err)
 		return nil, "", nil
 	}
 	if strings.Contains(ct, "*") {
@@ -112,19 +112,19 @@ func (e *Endpoint) formBody(args map[string]any, whole any) []byte {
 	if e.whole != nil {
 		if m, ok := whole.(map[string]any); ok {
 			for _, k := range sortedKeys(m) {
-				w.add(&param{wire: k, style: "form", explode: true}, m[k])
+				w.add(&param{Param: k, Style: "form", Explode: true}, m[k])
 			}
 		}
 		return w.buf
 	}
 	for _, bp := range e.bodyProps {
-		v, ok := args[bp.name]
+		v, ok := args[bp.Name]
 		if !ok || v == nil {
 			continue
 		}
 		q := *bp
-		if q.style == "" {
-			q.style, q.explode = "form", true
+		if q.Style == "" {
+			q.Style, q.Explode = "form", true
 		}
 		w.add(&q, v)
 	}
@@ -156,18 +156,18 @@ func (e *Endpoint) multipartBody(args map[string]any, whole any, bad *argErrors)
 		}
 	}
 	for _, bp := range e.bodyProps {
-		v, ok := args[bp.name]
+		v, ok := args[bp.Name]
 		if !ok || v == nil {
 			continue
 		}
-		if bp.file {
+		if bp.File {
 			// One file, or an array of files: one part each.
 			files, many := v.([]any)
 			if !many {
 				files = []any{v}
 			}
 			for i, f := range files {
-				at := "/" + bp.name
+				at := "/" + bp.Name
 				if many {
 					at += "/" + strconv.Itoa(i)
 				}
@@ -177,14 +177,14 @@ func (e *Endpoint) multipartBody(args map[string]any, whole any, bad *argErrors)
 			}
 			continue
 		}
-		ct := firstMediaType(bp.contentType)
+		ct := firstMediaType(bp.ContentType)
 		if arr, ok := v.([]any); ok && ct == "" && allScalars(arr) {
 			for _, el := range arr {
-				w.field(bp.wire, el, "")
+				w.field(bp.Param, el, "")
 			}
 			continue
 		}
-		w.field(bp.wire, v, ct)
+		w.field(bp.Param, v, ct)
 	}
 	if err := w.mw.Close(); err != nil {
 		return nil, "", fmt.Errorf("proxy: multipart: %w", err)
@@ -234,11 +234,11 @@ func (w partWriter) file(bp *param, v any, at string, bad *argErrors) error {
 	}
 	filename, _ := f["filename"].(string)
 	if filename == "" {
-		filename = bp.wire
+		filename = bp.Param
 	}
 	ct, _ := f["contentType"].(string)
 	if ct == "" {
-		ct = firstMediaType(bp.contentType)
+		ct = firstMediaType(bp.ContentType)
 	}
 	if ct == "" {
 		ct = "application/octet-stream"
@@ -248,7 +248,7 @@ func (w partWriter) file(bp *param, v any, at string, bad *argErrors) error {
 		return nil
 	}
 	hdr := textproto.MIMEHeader{}
-	hdr.Set("Content-Disposition", fmt.Sprintf(`form-data; name="%s"; filename="%s"`, quoteEscape(bp.wire), quoteEscape(filename)))
+	hdr.Set("Content-Disposition", fmt.Sprintf(`form-data; name="%s"; filename="%s"`, quoteEscape(bp.Param), quoteEscape(filename)))
 	hdr.Set("Content-Type", ct)
 	pw, err := w.mw.CreatePart(hdr)
 	if err != nil {

@@ -136,14 +136,14 @@ func sortedKeys[V any](m map[string]V) []string {
 // value can never add "/", "?", "#" or "%".
 func appendPathValue(dst []byte, p *param, v any) []byte {
 	switch {
-	case p.contentType != "":
-		return escUnreserved(dst, contentValue(v, p.contentType))
-	case p.style == "label":
+	case p.ContentType != "":
+		return escUnreserved(dst, contentValue(v, p.ContentType))
+	case p.Style == "label":
 		return appendLabel(dst, p, v)
-	case p.style == "matrix":
+	case p.Style == "matrix":
 		return appendMatrix(dst, p, v)
 	}
-	return appendSimple(dst, v, p.explode, escUnreserved)
+	return appendSimple(dst, v, p.Explode, escUnreserved)
 }
 
 // escUnreserved appends s with everything but the unreserved set encoded.
@@ -155,7 +155,7 @@ func appendLabel(dst []byte, p *param, v any) []byte {
 	switch x := v.(type) {
 	case []any:
 		sep := byte(',')
-		if p.explode {
+		if p.Explode {
 			sep = '.'
 		}
 		dst = append(dst, '.')
@@ -167,13 +167,13 @@ func appendLabel(dst []byte, p *param, v any) []byte {
 		}
 	case map[string]any:
 		for i, k := range sortedKeys(x) {
-			if i == 0 || p.explode {
+			if i == 0 || p.Explode {
 				dst = append(dst, '.')
 			} else {
 				dst = append(dst, ',')
 			}
 			dst = escUnreserved(dst, k)
-			if p.explode {
+			if p.Explode {
 				dst = append(dst, '=')
 			} else {
 				dst = append(dst, ',')
@@ -198,13 +198,13 @@ func appendMatrix(dst []byte, p *param, v any) []byte {
 	}
 	switch x := v.(type) {
 	case []any:
-		if p.explode {
+		if p.Explode {
 			for _, e := range x {
-				dst = escUnreserved(pair(dst, p.wire), scalar(e))
+				dst = escUnreserved(pair(dst, p.Param), scalar(e))
 			}
 			return dst
 		}
-		dst = pair(dst, p.wire)
+		dst = pair(dst, p.Param)
 		for i, e := range x {
 			if i > 0 {
 				dst = append(dst, ',')
@@ -212,13 +212,13 @@ func appendMatrix(dst []byte, p *param, v any) []byte {
 			dst = escUnreserved(dst, scalar(e))
 		}
 	case map[string]any:
-		if p.explode {
+		if p.Explode {
 			for _, k := range sortedKeys(x) {
 				dst = escUnreserved(pair(dst, k), scalar(x[k]))
 			}
 			return dst
 		}
-		dst = pair(dst, p.wire)
+		dst = pair(dst, p.Param)
 		for i, k := range sortedKeys(x) {
 			if i > 0 {
 				dst = append(dst, ',')
@@ -228,10 +228,10 @@ func appendMatrix(dst []byte, p *param, v any) []byte {
 		}
 	default:
 		if s := scalar(v); s != "" {
-			return escUnreserved(pair(dst, p.wire), s)
+			return escUnreserved(pair(dst, p.Param), s)
 		}
 		dst = append(dst, ';')
-		dst = escUnreserved(dst, p.wire)
+		dst = escUnreserved(dst, p.Param)
 	}
 	return dst
 }
@@ -320,29 +320,29 @@ func (w *pairWriter) raw(s string) { w.buf = append(w.buf, s...) }
 // back to form.
 func (w *pairWriter) add(p *param, v any) {
 	w.keep = keepUnreserved
-	if p.allowReserved {
+	if p.AllowReserved {
 		w.keep = keepQueryReserve
 	}
-	if p.contentType != "" {
-		w.name(p.wire)
-		w.value(contentValue(v, p.contentType))
+	if p.ContentType != "" {
+		w.name(p.Param)
+		w.value(contentValue(v, p.ContentType))
 		return
 	}
-	if m, ok := v.(map[string]any); ok && p.style == "deepObject" {
-		w.deep(p.wire, m)
+	if m, ok := v.(map[string]any); ok && p.Style == "deepObject" {
+		w.deep(p.Param, m)
 		return
 	}
 	switch x := v.(type) {
 	case []any:
-		if p.explode {
+		if p.Explode {
 			for _, e := range x {
-				w.name(p.wire)
+				w.name(p.Param)
 				w.value(scalar(e))
 			}
 			return
 		}
-		sep := w.separator(p.style)
-		w.name(p.wire)
+		sep := w.separator(p.Style)
+		w.name(p.Param)
 		for i, e := range x {
 			if i > 0 {
 				w.raw(sep)
@@ -350,15 +350,15 @@ func (w *pairWriter) add(p *param, v any) {
 			w.value(scalar(e))
 		}
 	case map[string]any:
-		if p.explode {
+		if p.Explode {
 			for _, k := range sortedKeys(x) {
 				w.name(k)
 				w.value(scalar(x[k]))
 			}
 			return
 		}
-		sep := w.separator(p.style)
-		w.name(p.wire)
+		sep := w.separator(p.Style)
+		w.name(p.Param)
 		for i, k := range sortedKeys(x) {
 			if i > 0 {
 				w.raw(sep)
@@ -368,7 +368,7 @@ func (w *pairWriter) add(p *param, v any) {
 			w.value(scalar(x[k]))
 		}
 	default:
-		w.name(p.wire)
+		w.name(p.Param)
 		w.value(scalar(v))
 	}
 }
@@ -411,13 +411,13 @@ func (w *pairWriter) deep(prefix string, m map[string]any) {
 // headerValue serializes a header parameter (style simple) and checks it.
 func headerValue(p *param, v any) (string, error) {
 	var s string
-	if p.contentType != "" {
-		s = contentValue(v, p.contentType)
+	if p.ContentType != "" {
+		s = contentValue(v, p.ContentType)
 	} else {
-		s = string(appendSimple(nil, v, p.explode, func(dst []byte, s string) []byte { return append(dst, s...) }))
+		s = string(appendSimple(nil, v, p.Explode, func(dst []byte, s string) []byte { return append(dst, s...) }))
 	}
 	if !validHeaderValue(s) {
-		return "", fmt.Errorf("header %s must not contain control characters (CR, LF, NUL, …)", p.wire)
+		return "", fmt.Errorf("header %s must not contain control characters (CR, LF, NUL, …)", p.Param)
 	}
 	return s, nil
 }
@@ -434,15 +434,15 @@ func appendCookie(dst []byte, p *param, v any) []byte {
 		dst = append(dst, '=')
 		dst = append(dst, cookieEscape(val)...)
 	}
-	if p.contentType != "" {
-		pair(p.wire, contentValue(v, p.contentType))
+	if p.ContentType != "" {
+		pair(p.Param, contentValue(v, p.ContentType))
 		return dst
 	}
 	switch x := v.(type) {
 	case []any:
-		if p.explode {
+		if p.Explode {
 			for _, e := range x {
-				pair(p.wire, scalar(e))
+				pair(p.Param, scalar(e))
 			}
 			return dst
 		}
@@ -450,10 +450,10 @@ func appendCookie(dst []byte, p *param, v any) []byte {
 		for i, e := range x {
 			parts[i] = cookieEscape(scalar(e))
 		}
-		pair(p.wire, "")
+		pair(p.Param, "")
 		dst = append(dst, strings.Join(parts, ",")...)
 	case map[string]any:
-		if p.explode {
+		if p.Explode {
 			for _, k := range sortedKeys(x) {
 				if validCookieName(k) {
 					pair(k, scalar(x[k]))
@@ -465,10 +465,10 @@ func appendCookie(dst []byte, p *param, v any) []byte {
 		for _, k := range sortedKeys(x) {
 			parts = append(parts, cookieEscape(k), cookieEscape(scalar(x[k])))
 		}
-		pair(p.wire, "")
+		pair(p.Param, "")
 		dst = append(dst, strings.Join(parts, ",")...)
 	default:
-		pair(p.wire, scalar(v))
+		pair(p.Param, scalar(v))
 	}
 	return dst
 }

@@ -17,9 +17,9 @@ import (
 // literal and parameter parts, the arguments sorted by location, header
 // rules checked, redaction paths split and the inputSchema compiled (lazily,
 // once). Build it with [Proxy.Endpoint] when the tool set changes; it is
-// immutable and safe for concurrent use. It keeps the tool itself, not a
-// copy (a large API compiles thousands): do not modify a tool after
-// compiling it.
+// immutable and safe for concurrent use. It keeps the tool itself and
+// points at its arguments, not copies (a large API compiles thousands): do
+// not modify a tool after compiling it.
 type Endpoint struct {
 	proxy *Proxy
 	tool  *openapi.Tool
@@ -27,8 +27,7 @@ type Endpoint struct {
 	method    string
 	pathParts []pathPart // expanded after the base URL's path
 	queryTmpl []pathPart // literal "?a={x}" text of the template, if any
-	args      []param    // every argument, in the route's order (one allocation)
-	names     paramNames // args by name
+	names     paramNames // the arguments by name
 	query     []*param
 	headers   []*param
 	cookies   []*param
@@ -50,19 +49,10 @@ type Endpoint struct {
 	outErr    error
 }
 
-// param is one argument with its serialization rules resolved.
-type param struct {
-	name          string // inputSchema property
-	wire          string // parameter / body property name
-	in            openapi.Location
-	required      bool
-	style         string
-	explode       bool
-	allowReserved bool
-	contentType   string
-	file          bool
-	base64        bool
-}
+// param is one argument with its serialization rules resolved: the
+// tool's own (generated arguments have their style set), or a copy with
+// the default style.
+type param = openapi.Argument
 
 // paramNames are an endpoint's arguments sorted by name, found by
 // binary search: a map per endpoint would cost several hundred bytes, times
@@ -75,13 +65,13 @@ func (ns paramNames) find(name []byte) *param {
 	lo, hi := 0, len(ns)
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if ns[m].name < string(name) {
+		if ns[m].Name < string(name) {
 			lo = m + 1
 		} else {
 			hi = m
 		}
 	}
-	if lo < len(ns) && ns[lo].name == string(name) {
+	if lo < len(ns) && ns[lo].Name == string(name) {
 		return ns[lo]
 	}
 	return nil
@@ -190,25 +180,17 @@ func (p *Proxy) Endpoint(t *openapi.Tool) (*Endpoint, error) {
 // serialization defaults; it returns the path parameters by name.
 func (e *Endpoint) compileArguments() (map[string]*param, error) {
 	byParam := map[string]*param{}
-	e.args = make([]param, len(e.tool.Route.Arguments))
-	e.names = make(paramNames, 0, len(e.args))
-	for i, a := range e.tool.Route.Arguments {
-		pa := &e.args[i]
-		*pa = param{
-			name: a.Name, wire: a.Param, in: a.In, required: a.Required,
-			style: a.Style, explode: a.Explode, allowReserved: a.AllowReserved,
-			contentType: a.ContentType, file: a.File, base64: a.Base64,
-		}
+	args := e.tool.Route.Arguments
+	e.names = make(paramNames, 0, len(args))
+	for i := range args {
+		a := &args[i]
+		pa := a
 		switch a.In {
 		case openapi.InPath:
-			if pa.style == "" {
-				pa.style = "simple"
-			}
+			pa = withStyle(a, "simple")
 			byParam[a.Param] = pa
 		case openapi.InQuery:
-			if pa.style == "" {
-				pa.style = "form"
-			}
+			pa = withStyle(a, "form")
 			e.query = append(e.query, pa)
 		case openapi.InHeader:
 			if !validHeaderName(a.Param) {
@@ -238,8 +220,19 @@ func (e *Endpoint) compileArguments() (map[string]*param, error) {
 		}
 		e.names = append(e.names, pa)
 	}
-	slices.SortStableFunc(e.names, func(a, b *param) int { return strings.Compare(a.name, b.name) })
+	slices.SortStableFunc(e.names, func(a, b *param) int { return strings.Compare(a.Name, b.Name) })
 	return byParam, nil
+}
+
+// withStyle is a, or a copy with style def when a says none (generated
+// arguments always do; a copy per argument was 9 MB for Graph).
+func withStyle(a *openapi.Argument, def string) *param {
+	if a.Style != "" {
+		return a
+	}
+	c := *a
+	c.Style = def
+	return &c
 }
 
 // compileTemplate splits the path template ("/a/{x}/b?lit={y}") into
@@ -271,7 +264,7 @@ func (e *Endpoint) compileBody() {
 		if len(e.bodyProps) > 0 || e.whole != nil {
 			e.body = &openapi.Body{ContentType: "application/json"}
 			e.bodyKind = bodyJSON
-			if e.whole != nil && e.whole.base64 {
+			if e.whole != nil && e.whole.Base64 {
 				e.body.ContentType = "application/octet-stream"
 				e.bodyKind = bodyBinary
 			}
@@ -285,7 +278,7 @@ func (e *Endpoint) compileBody() {
 		e.bodyKind = bodyMultipart
 	case ct == "application/x-www-form-urlencoded":
 		e.bodyKind = bodyForm
-	case e.whole != nil && e.whole.base64:
+	case e.whole != nil && e.whole.Base64:
 		e.bodyKind = bodyBinary
 	case isJSONType(ct) || ct == "*/*":
 		e.bodyKind = bodyJSON

@@ -151,7 +151,7 @@ func (d *valueDecoder) name() (string, error) {
 	}
 	if inner := raw[1 : len(raw)-1]; bytes.IndexByte(inner, '\\') < 0 {
 		if pa := d.names.find(inner); pa != nil {
-			return pa.name, nil
+			return pa.Name, nil
 		}
 		if utf8.Valid(inner) {
 			return string(inner), nil

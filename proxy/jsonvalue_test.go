@@ -26,7 +26,7 @@ func FuzzDecodeValueMatchesJSONSchema(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	var values valueDecoders
-	knownNames := paramNames{{name: `\u00e9`}, {name: "a"}, {name: "petId"}, {name: "é"}} // sorted by bytes
+	knownNames := paramNames{{Name: `\u00e9`}, {Name: "a"}, {Name: "petId"}, {Name: "é"}} // sorted by bytes
 	f.Fuzz(func(t *testing.T, b []byte) {
 		got, err := values.decode(b, nil)
 		want, werr := jsonschema.UnmarshalJSON(bytes.NewReader(b))

@@ -77,11 +77,11 @@ func (e *Endpoint) matchStatusURL(path string, query url.Values) (map[string]any
 		if err != nil || raw == "" {
 			return nil, 0, false
 		}
-		v, ok := typed(raw, types[part.param.name])
+		v, ok := typed(raw, types[part.param.Name])
 		if !ok {
 			return nil, 0, false
 		}
-		args[part.param.name] = v
+		args[part.param.Name] = v
 		path = path[end:]
 	}
 	if path != "" && path != "/" {
@@ -89,21 +89,21 @@ func (e *Endpoint) matchStatusURL(path string, query url.Values) (map[string]any
 	}
 	known := map[string]*param{}
 	for _, q := range e.query {
-		known[q.wire] = q
+		known[q.Param] = q
 	}
 	for key, values := range query {
 		q := known[key]
 		if q == nil || len(values) != 1 {
 			return nil, 0, false
 		}
-		v, ok := typed(values[0], types[q.name])
+		v, ok := typed(values[0], types[q.Name])
 		if !ok {
 			return nil, 0, false
 		}
-		args[q.name] = v
+		args[q.Name] = v
 	}
 	for _, q := range e.query {
-		if _, given := args[q.name]; q.required && !given {
+		if _, given := args[q.Name]; q.Required && !given {
 			return nil, 0, false
 		}
 	}
@@ -112,7 +112,7 @@ func (e *Endpoint) matchStatusURL(path string, query url.Values) (map[string]any
 
 func (e *Endpoint) anyRequired(ps []*param) bool {
 	for _, p := range ps {
-		if p.required {
+		if p.Required {
 			return true
 		}
 	}

@@ -412,15 +412,15 @@ func (e *Endpoint) appendPath(dst []byte, args map[string]any, bad *argErrors) [
 			dst = append(dst, part.literal...)
 			continue
 		}
-		v, ok := args[part.param.name]
+		v, ok := args[part.param.Name]
 		if !ok || v == nil {
-			bad.add("/%s: missing path parameter", part.param.name)
+			bad.add("/%s: missing path parameter", part.param.Name)
 			continue
 		}
 		start := len(dst)
 		dst = appendPathValue(dst, part.param, v)
 		if len(dst) == start {
-			bad.add("/%s: a path parameter must not be empty", part.param.name)
+			bad.add("/%s: a path parameter must not be empty", part.param.Name)
 		}
 	}
 	return dst
@@ -435,17 +435,17 @@ func (e *Endpoint) appendQuery(dst []byte, args map[string]any) []byte {
 			qw.raw(part.literal)
 			continue
 		}
-		if v, ok := args[part.param.name]; ok && v != nil {
+		if v, ok := args[part.param.Name]; ok && v != nil {
 			qw.keep = keepUnreserved
 			qw.value(scalar(v))
 		}
 	}
 	for _, q := range e.query {
-		v, ok := args[q.name]
+		v, ok := args[q.Name]
 		if !ok || v == nil {
 			continue
 		}
-		if a, isArr := v.([]any); isArr && len(a) == 0 && q.explode {
+		if a, isArr := v.([]any); isArr && len(a) == 0 && q.Explode {
 			continue
 		}
 		qw.add(q, v)
@@ -457,20 +457,20 @@ func (e *Endpoint) appendQuery(dst []byte, args map[string]any) []byte {
 func (e *Endpoint) requestHeader(args map[string]any, bad *argErrors) http.Header {
 	h := make(http.Header, 4+len(e.headers))
 	for _, hp := range e.headers {
-		v, ok := args[hp.name]
+		v, ok := args[hp.Name]
 		if !ok || v == nil {
 			continue
 		}
 		s, err := headerValue(hp, v)
 		if err != nil {
-			bad.add("/%s: %v", hp.name, err)
+			bad.add("/%s: %v", hp.Name, err)
 			continue
 		}
-		h[textproto.CanonicalMIMEHeaderKey(hp.wire)] = []string{s}
+		h[textproto.CanonicalMIMEHeaderKey(hp.Param)] = []string{s}
 	}
 	var cookie []byte
 	for _, cp := range e.cookies {
-		v, ok := args[cp.name]
+		v, ok := args[cp.Name]
 		if !ok || v == nil {
 			continue
 		}
