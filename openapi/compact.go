@@ -89,7 +89,9 @@ func (c *schemaConverter) compactRef(r *openapi3.SchemaRef, d deps) any {
 		}
 	}
 	if c.depth > 1 && c.nodes < c.nodeLimit { // complete, not cut by the budget
-		if raw, err := marshalNoEscape(v); err == nil {
+		// encode: the same bytes as marshalNoEscape, without reflection,
+		// and no buffer slack kept in the cache (it was 5 MB of Graph's)
+		if raw, err := c.encode(v); err == nil {
 			if c.compactCache == nil {
 				c.compactCache = map[compactKey]compactEntry{}
 			}
