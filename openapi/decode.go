@@ -22,16 +22,27 @@ import (
 // times); ctx is looked at every ctxEvery values, so that a stopped
 // reload stops decoding.
 func decodeTree(ctx context.Context, data []byte) (any, error) {
+	v, _, err := decodeTreeFrom(ctx, bytes.NewBuffer(data)) // a *bytes.Buffer is parsed in place
+	return v, err
+}
+
+// decodeTreeFrom is decodeTree reading r as it goes, so that a document
+// read from a file is never held whole beside its tree (Microsoft Graph's
+// is 19 MiB, at the moment the tree is largest). It also reports whether
+// the document may hold a local reference into its paths (mayReferToPaths
+// of its bytes: every '#' of a JSON document is in one of its strings,
+// which it checks one by one).
+func decodeTreeFrom(ctx context.Context, r io.Reader) (tree any, pathRefs bool, err error) {
 	t := &treeDecoder{ctx: ctx, interned: map[string]string{}}
-	t.dec.Reset(bytes.NewBuffer(data), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	t.dec.Reset(r, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 	v, err := t.value()
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if _, err := t.dec.ReadToken(); !errors.Is(err, io.EOF) {
-		return nil, &jsontext.SyntacticError{ByteOffset: t.dec.InputOffset(), Err: errors.New("data after the end of the document")}
+		return nil, false, &jsontext.SyntacticError{ByteOffset: t.dec.InputOffset(), Err: errors.New("data after the end of the document")}
 	}
-	return v, nil
+	return v, t.pathRefs, nil
 }
 
 type treeDecoder struct {
@@ -39,6 +50,7 @@ type treeDecoder struct {
 	ctx      context.Context
 	values   int
 	interned map[string]string
+	pathRefs bool // mayReferToPaths of a string read so far
 }
 
 // Strings up to internMax bytes are interned, in a table of at most
@@ -117,7 +129,11 @@ func (t *treeDecoder) value() (any, error) {
 // through encoding/json otherwise, for its exact semantics.
 func (t *treeDecoder) str(raw jsontext.Value) (string, error) {
 	s := raw[1 : len(raw)-1]
-	if bytes.IndexByte(s, '\\') >= 0 || !utf8.Valid(s) {
+	escaped := bytes.IndexByte(s, '\\') >= 0
+	if !t.pathRefs && (escaped || bytes.IndexByte(s, '#') >= 0) {
+		t.pathRefs = mayReferToPaths(raw)
+	}
+	if escaped || !utf8.Valid(s) {
 		var out string
 		err := json.Unmarshal(raw, &out)
 		return out, err

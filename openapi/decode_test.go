@@ -131,13 +131,16 @@ func TestDecodeTreeCorpus(t *testing.T) {
 			return err
 		}
 		data = bytes.TrimPrefix(data, []byte(utf8BOM))
-		got, err := decodeTree(context.Background(), data)
+		got, pathRefs, err := decodeTreeFrom(context.Background(), bytes.NewReader(data)) // read as it goes, as a file is
 		if err != nil {
 			var se *jsontext.SyntacticError
 			if errors.As(err, &se) {
 				t.Errorf("%s: %v", p, err)
 			}
 			return nil
+		}
+		if pathRefs != mayReferToPaths(data) {
+			t.Errorf("%s: decodeTreeFrom says %v of references into the paths, mayReferToPaths the opposite", p, pathRefs)
 		}
 		if !reflect.DeepEqual(got, stdTree(t, data)) {
 			t.Errorf("%s: the tree differs from encoding/json's", p)
@@ -178,6 +181,10 @@ func TestMayReferToPaths(t *testing.T) {
 	for _, c := range cases {
 		if got := mayReferToPaths([]byte(c.doc)); got != c.want {
 			t.Errorf("mayReferToPaths(%s) = %v, want %v", c.doc, got, c.want)
+		}
+		// the decoder, which checks a document's strings one by one, agrees
+		if _, got, err := decodeTreeFrom(context.Background(), strings.NewReader(c.doc)); err == nil && got != c.want {
+			t.Errorf("decodeTreeFrom(%s) says %v of references into the paths, want %v", c.doc, got, c.want)
 		}
 	}
 }

@@ -555,6 +555,8 @@ func TestLoadErrors(t *testing.T) {
 		name, body, want string
 	}{
 		{"syntax.json", "{\"openapi\": \"3.0.0\",\n \"paths\": {,}}", "syntax.json: line 2, column 12"},
+		{"bom.json", utf8BOM + "{\"openapi\": \"3.0.0\",\n \"paths\": {,}}", "bom.json: line 2, column 12"},
+		{"long.json", "{\"openapi\": \"3.0.0\", \"x\": \"" + strings.Repeat("a", 100<<10) + "\",\n\n \"paths\": {,}}", "long.json: line 3, column 12"},
 		{"noversion.json", `{"info":{},"paths":{}}`, `not an OpenAPI document (no "openapi" or "swagger" version field): found an object with the keys info, paths`},
 		{"login.html", "\n<!DOCTYPE html>\n<html><head><title>\n  Sign in · Example\n</title></head><body>…</body></html>", `not an OpenAPI document (no "openapi" or "swagger" version field): found an HTML page titled "Sign in · Example"`},
 		{"page.json", "<html><body>502 Bad Gateway</body></html>", "found an HTML page (a login or error page"},

@@ -1,6 +1,7 @@
 package openapi
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -100,10 +101,10 @@ func Load(ctx context.Context, src string, opts LoadOptions) (*Document, error) 
 			data, err = fetchURL(ctx, opts.HTTPClient, loc, maxBytes)
 		}
 	default:
-		data, err = os.ReadFile(src)
 		if abs, aerr := filepath.Abs(src); aerr == nil {
 			loc = &url.URL{Path: filepath.ToSlash(abs)}
 		}
+		return loadFile(ctx, src, loc, opts)
 	}
 	if err != nil {
 		return nil, &LoadError{Source: src, Err: err}
@@ -158,14 +159,39 @@ func fetchURL(ctx context.Context, client *http.Client, u *url.URL, max int64) (
 
 const utf8BOM = "\xEF\xBB\xBF"
 
-func parse(ctx context.Context, data []byte, source string, loc *url.URL, opts LoadOptions) (doc *Document, err error) {
-	// A bug in this package or kin-openapi on some input is still an
-	// error naming the document, never a crash of the caller.
-	defer func() {
-		if r := recover(); r != nil {
-			doc, err = nil, &LoadError{Source: source, Err: fmt.Errorf("internal error while loading (please report it with the document): %v", r)}
+// loadFile loads a file. A JSON document is decoded as it is read, never
+// held whole; anything else (YAML, or not a document) is read whole and
+// parsed. The file is read again only for what needs its bytes: the place
+// of a syntax error, or Swagger 2.0 (which kin-openapi decodes itself).
+func loadFile(ctx context.Context, src string, loc *url.URL, opts LoadOptions) (*Document, error) {
+	f, err := os.Open(src)
+	if err != nil {
+		return nil, &LoadError{Source: src, Err: err}
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 64<<10)
+	head, _ := r.Peek(r.Size()) // short at the end of the file
+	start := bytes.TrimLeft(bytes.TrimPrefix(head, []byte(utf8BOM)), " \t\r\n")
+	if len(start) == 0 || start[0] != '{' {
+		data, err := io.ReadAll(r)
+		if err != nil {
+			return nil, &LoadError{Source: src, Err: err}
 		}
-	}()
+		return parse(ctx, data, src, loc, opts)
+	}
+	if bytes.HasPrefix(head, []byte(utf8BOM)) {
+		_, _ = r.Discard(len(utf8BOM))
+	}
+	reread := func() ([]byte, error) {
+		data, err := os.ReadFile(src)
+		return bytes.TrimPrefix(data, []byte(utf8BOM)), err
+	}
+	return decodeDocument(ctx, r, reread, src, loc, opts)
+}
+
+// parse parses a document held in memory: JSON or YAML.
+func parse(ctx context.Context, data []byte, source string, loc *url.URL, opts LoadOptions) (doc *Document, err error) {
+	defer recoverLoad(source, &doc, &err)
 	data = bytes.TrimPrefix(data, []byte(utf8BOM))
 	trimmed := bytes.TrimLeft(data, " \t\r\n")
 	if len(trimmed) == 0 {
@@ -184,9 +210,19 @@ func parse(ctx context.Context, data []byte, source string, loc *url.URL, opts L
 		}
 		data = j
 	}
-	tree, err := decodeTree(ctx, data)
+	return decodeDocument(ctx, bytes.NewBuffer(data), func() ([]byte, error) { return data, nil }, source, loc, opts)
+}
+
+// decodeDocument decodes a JSON document from r and builds it; data gives
+// its bytes, for the place of a syntax error and for Swagger 2.0.
+func decodeDocument(ctx context.Context, r io.Reader, data func() ([]byte, error), source string, loc *url.URL, opts LoadOptions) (doc *Document, err error) {
+	defer recoverLoad(source, &doc, &err)
+	tree, pathRefs, err := decodeTreeFrom(ctx, r)
 	if err != nil {
-		return nil, jsonLoadError(source, data, err)
+		if b, rerr := data(); rerr == nil {
+			return nil, jsonLoadError(source, b, err)
+		}
+		return nil, &LoadError{Source: source, Err: err}
 	}
 	root, ok := tree.(map[string]any)
 	if !ok {
@@ -200,7 +236,7 @@ func parse(ctx context.Context, data []byte, source string, loc *url.URL, opts L
 			return nil, &LoadError{Source: source, Place: "openapi", Err: fmt.Errorf("unsupported version %q", oas)}
 		}
 		doc.SourceVersion = oas
-		t, b, err := buildOpenAPI3(root, !mayReferToPaths(data))
+		t, b, err := buildOpenAPI3(root, !pathRefs)
 		if err != nil {
 			var pe *placeError
 			if errors.As(err, &pe) {
@@ -224,9 +260,13 @@ func parse(ctx context.Context, data []byte, source string, loc *url.URL, opts L
 		}
 		doc.SourceVersion = swagger
 		root = nil // let the collector have it while kin decodes
+		b, err := data()
+		if err != nil {
+			return nil, &LoadError{Source: source, Err: err}
+		}
 		t2 := &openapi2.T{}
-		if err := json.Unmarshal(data, t2); err != nil {
-			return nil, jsonLoadError(source, data, err)
+		if err := json.Unmarshal(b, t2); err != nil {
+			return nil, jsonLoadError(source, b, err)
 		}
 		t, err := openapi2conv.ToV3WithLoader(t2, newLoader(ctx, loc, opts, &doc.Warnings), loc)
 		if err != nil {
@@ -245,6 +285,14 @@ func parse(ctx context.Context, data []byte, source string, loc *url.URL, opts L
 		}
 	}
 	return doc, nil
+}
+
+// recoverLoad, deferred, makes a bug in this package or kin-openapi on
+// some input an error naming the document, never a crash of the caller.
+func recoverLoad(source string, doc **Document, err *error) {
+	if r := recover(); r != nil {
+		*doc, *err = nil, &LoadError{Source: source, Err: fmt.Errorf("internal error while loading (please report it with the document): %v", r)}
+	}
 }
 
 // mayReferToPaths reports whether a local reference into the document's
