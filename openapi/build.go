@@ -21,9 +21,10 @@ import (
 // When dropPaths is set (no reference points into the paths), each path
 // item is deleted from root once built, so that the decoded tree shrinks
 // as kin's types grow: on Microsoft Graph's document that is 60 MB less at
-// the peak.
-func buildOpenAPI3(root map[string]any, dropPaths bool) (*openapi3.T, *builder, error) {
-	b := &builder{root: root, memo: newRefMemo(), dropPaths: dropPaths}
+// the peak. A path item left raw (rawPathItem) is decoded by dec when it is
+// built.
+func buildOpenAPI3(root map[string]any, dropPaths bool, dec *treeDecoder) (*openapi3.T, *builder, error) {
+	b := &builder{root: root, memo: newRefMemo(), dropPaths: dropPaths, dec: dec}
 	t := b.doc(root)
 	if b.err != nil {
 		return nil, nil, b.err
@@ -46,6 +47,8 @@ type builder struct {
 	// refDescriptions holds descriptions written beside a $ref.
 	refDescriptions map[*openapi3.SchemaRef]string
 	dropPaths       bool
+	dec             *treeDecoder // decodes the path items left raw
+	transient       bool         // building a path item decoded from raw (memoizes)
 }
 
 func (b *builder) warn(place, msg string) {
@@ -101,8 +104,18 @@ func (b *builder) doc(root map[string]any) *openapi3.T {
 			if strings.HasPrefix(p, "x-") {
 				continue
 			}
+			raw, lazy := v.(rawPathItem)
+			if lazy {
+				var err error
+				if v, err = b.dec.pathItem(raw); err != nil {
+					b.fail("paths."+p, "%w", err)
+					break
+				}
+			}
 			if item := obj(v); item != nil {
+				b.transient = lazy
 				t.Paths.Set(p, b.pathItem("paths."+p, item))
+				b.transient = false
 			}
 			if b.dropPaths {
 				delete(paths, p)
@@ -264,7 +277,7 @@ func (b *builder) securitySchemeRef(place string, v any) *openapi3.SecuritySchem
 		}
 		return r
 	}
-	return &openapi3.SecuritySchemeRef{Value: memoized(b.memo.security, m, func() *openapi3.SecurityScheme { return b.securityScheme(m) })}
+	return &openapi3.SecuritySchemeRef{Value: memoized(b.memo.security, b.memoizes(), m, func() *openapi3.SecurityScheme { return b.securityScheme(m) })}
 }
 
 func (b *builder) securityScheme(m map[string]any) *openapi3.SecurityScheme {
@@ -382,7 +395,7 @@ func (b *builder) parameterRef(place string, v any) *openapi3.ParameterRef {
 		}
 		return r
 	}
-	return &openapi3.ParameterRef{Value: memoized(b.memo.parameters, m, func() *openapi3.Parameter { return b.parameter(place, m) })}
+	return &openapi3.ParameterRef{Value: memoized(b.memo.parameters, b.memoizes(), m, func() *openapi3.Parameter { return b.parameter(place, m) })}
 }
 
 func (b *builder) parameter(place string, m map[string]any) *openapi3.Parameter {
@@ -416,7 +429,7 @@ func (b *builder) headerRef(place string, v any) *openapi3.HeaderRef {
 		}
 		return r
 	}
-	return &openapi3.HeaderRef{Value: memoized(b.memo.headers, m, func() *openapi3.Header { return &openapi3.Header{Parameter: *b.parameter(place, m)} })}
+	return &openapi3.HeaderRef{Value: memoized(b.memo.headers, b.memoizes(), m, func() *openapi3.Header { return &openapi3.Header{Parameter: *b.parameter(place, m)} })}
 }
 
 func (b *builder) requestBodyRef(place string, v any) *openapi3.RequestBodyRef {
@@ -433,7 +446,7 @@ func (b *builder) requestBodyRef(place string, v any) *openapi3.RequestBodyRef {
 		}
 		return r
 	}
-	return &openapi3.RequestBodyRef{Value: memoized(b.memo.bodies, m, func() *openapi3.RequestBody {
+	return &openapi3.RequestBodyRef{Value: memoized(b.memo.bodies, b.memoizes(), m, func() *openapi3.RequestBody {
 		rb := &openapi3.RequestBody{Description: str(m, "description"), Required: boolean(m, "required")}
 		rb.Content = b.content(place+".content", obj(m["content"]))
 		return rb
@@ -453,7 +466,7 @@ func (b *builder) responseRef(place string, v any) *openapi3.ResponseRef {
 		}
 		return r
 	}
-	return &openapi3.ResponseRef{Value: memoized(b.memo.responses, m, func() *openapi3.Response { return b.response(place, m) })}
+	return &openapi3.ResponseRef{Value: memoized(b.memo.responses, b.memoizes(), m, func() *openapi3.Response { return b.response(place, m) })}
 }
 
 func (b *builder) response(place string, m map[string]any) *openapi3.Response {

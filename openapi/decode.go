@@ -33,16 +33,68 @@ func decodeTree(ctx context.Context, data []byte) (any, error) {
 // of its bytes: every '#' of a JSON document is in one of its strings,
 // which it checks one by one).
 func decodeTreeFrom(ctx context.Context, r io.Reader) (tree any, pathRefs bool, err error) {
-	t := &treeDecoder{ctx: ctx, interned: map[string]string{}}
-	t.dec.Reset(r, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
-	v, err := t.value()
+	t, v, err := decodeRoot(ctx, r, false)
 	if err != nil {
 		return nil, false, err
 	}
-	if _, err := t.dec.ReadToken(); !errors.Is(err, io.EOF) {
-		return nil, false, &jsontext.SyntacticError{ByteOffset: t.dec.InputOffset(), Err: errors.New("data after the end of the document")}
-	}
 	return v, t.pathRefs, nil
+}
+
+// A rawPathItem is a path item of a document's root "paths" object left
+// undecoded (checked, and copied out of the input).
+type rawPathItem []byte
+
+// decodeDocumentTree is decodeTreeFrom leaving the path items of the root
+// "paths" object as rawPathItem values, unless a string may refer into
+// the paths: the builder then decodes each when it builds it and drops it
+// once built, so that the document's tree is never whole (Microsoft
+// Graph's paths are 85 % of its bytes, and their tree some 80 MB). The
+// decoder returned decodes them (pathItem), with the same interned
+// strings.
+func decodeDocumentTree(ctx context.Context, r io.Reader) (tree any, t *treeDecoder, pathRefs bool, err error) {
+	t, v, err := decodeRoot(ctx, r, true)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	if root, ok := v.(map[string]any); ok && t.pathRefs {
+		if paths, ok := root["paths"].(map[string]any); ok {
+			for k, item := range paths { // a reference into the paths needs them decoded
+				if raw, ok := item.(rawPathItem); ok {
+					if paths[k], err = t.pathItem(raw); err != nil {
+						return nil, nil, false, err
+					}
+				}
+			}
+		}
+	}
+	return v, t, t.pathRefs, nil
+}
+
+// decodeRoot decodes one document from r, with the root's path items left
+// raw when rawPaths is set.
+func decodeRoot(ctx context.Context, r io.Reader, rawPaths bool) (*treeDecoder, any, error) {
+	t := &treeDecoder{ctx: ctx, interned: map[string]string{}}
+	t.dec.Reset(r, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	var v any
+	var err error
+	if rawPaths && t.dec.PeekKind() == '{' {
+		v, err = t.object(rootMembers)
+	} else {
+		v, err = t.value()
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := t.dec.ReadToken(); !errors.Is(err, io.EOF) {
+		return nil, nil, &jsontext.SyntacticError{ByteOffset: t.dec.InputOffset(), Err: errors.New("data after the end of the document")}
+	}
+	return t, v, nil
+}
+
+// pathItem decodes a path item left raw.
+func (t *treeDecoder) pathItem(raw rawPathItem) (any, error) {
+	t.dec.Reset(bytes.NewBuffer(raw), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	return t.value()
 }
 
 type treeDecoder struct {
@@ -69,27 +121,7 @@ func (t *treeDecoder) value() (any, error) {
 	}
 	switch t.dec.PeekKind() {
 	case '{':
-		if _, err := t.dec.ReadToken(); err != nil {
-			return nil, err
-		}
-		m := map[string]any{}
-		for t.dec.PeekKind() != '}' {
-			raw, err := t.dec.ReadValue()
-			if err != nil {
-				return nil, err
-			}
-			name, err := t.str(raw)
-			if err != nil {
-				return nil, err
-			}
-			v, err := t.value()
-			if err != nil {
-				return nil, err
-			}
-			m[name] = v
-		}
-		_, err := t.dec.ReadToken()
-		return m, err
+		return t.object(decodedMembers)
 	case '[':
 		if _, err := t.dec.ReadToken(); err != nil {
 			return nil, err
@@ -122,6 +154,60 @@ func (t *treeDecoder) value() (any, error) {
 		return nil, nil
 	}
 	return nil, fmt.Errorf("openapi: unexpected JSON value %.20q", raw)
+}
+
+// members says how object decodes its members' values.
+type members uint8
+
+const (
+	decodedMembers members = iota
+	rootMembers            // decoded, but the "paths" object's left raw
+	rawMembers             // left raw (rawPathItem)
+)
+
+// object decodes an object, its members' values as how says.
+func (t *treeDecoder) object(how members) (any, error) {
+	if _, err := t.dec.ReadToken(); err != nil {
+		return nil, err
+	}
+	m := map[string]any{}
+	for t.dec.PeekKind() != '}' {
+		raw, err := t.dec.ReadValue()
+		if err != nil {
+			return nil, err
+		}
+		name, err := t.str(raw)
+		if err != nil {
+			return nil, err
+		}
+		var v any
+		switch {
+		case how == rawMembers:
+			v, err = t.rawValue()
+		case how == rootMembers && name == "paths" && t.dec.PeekKind() == '{':
+			v, err = t.object(rawMembers)
+		default:
+			v, err = t.value()
+		}
+		if err != nil {
+			return nil, err
+		}
+		m[name] = v
+	}
+	_, err := t.dec.ReadToken()
+	return m, err
+}
+
+// rawValue reads a value left raw: checked, and copied out of the input.
+func (t *treeDecoder) rawValue() (rawPathItem, error) {
+	raw, err := t.dec.ReadValue()
+	if err != nil {
+		return nil, err
+	}
+	if !t.pathRefs {
+		t.pathRefs = mayReferToPaths(raw)
+	}
+	return rawPathItem(bytes.Clone(raw)), nil
 }
 
 // str unquotes a JSON string the decoder has validated: in place when it

@@ -188,3 +188,50 @@ func TestMayReferToPaths(t *testing.T) {
 		}
 	}
 }
+
+// TestDocumentTreePathItems: the root's path items are left raw, and
+// decoded (by the same decoder) to exactly what decodeTree gives; a
+// reference into the paths has them decoded at once, for the builder to
+// resolve it; either way the tools are the same.
+func TestDocumentTreePathItems(t *testing.T) {
+	param := `{"name":"q","in":"query","schema":{"type":"string"}}`
+	docs := map[bool]string{
+		false: `{"openapi":"3.0.0","info":{"title":"t","version":"1"},"paths":{"/a":{"get":{"parameters":[` + param + `],"responses":{"200":{"description":"ok"}}}},` +
+			`"/b":{"get":{"responses":{"200":{"description":"ok"}}}},"x-note":{"a":1}}}`,
+		true: `{"openapi":"3.0.0","info":{"title":"t","version":"1"},"paths":{"/a":{"get":{"parameters":[` + param + `],"responses":{"200":{"description":"ok"}}}},` +
+			`"/b":{"get":{"parameters":[{"$ref":"#/paths/~1a/get/parameters/0"}],"responses":{"200":{"description":"ok"}}}},"x-note":{"a":1}}}`,
+	}
+	for refers, doc := range docs {
+		tree, dec, pathRefs, err := decodeDocumentTree(context.Background(), strings.NewReader(doc))
+		if err != nil || pathRefs != refers {
+			t.Fatalf("refers %v: decodeDocumentTree: %v, pathRefs %v", refers, err, pathRefs)
+		}
+		want, _ := decodeTree(context.Background(), []byte(doc))
+		paths := tree.(map[string]any)["paths"].(map[string]any)
+		for k, v := range paths {
+			if raw, ok := v.(rawPathItem); ok == refers {
+				t.Errorf("refers %v: path item %s left raw: %v", refers, k, ok)
+			} else if ok {
+				if paths[k], err = dec.pathItem(raw); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if !reflect.DeepEqual(tree, want) {
+			t.Errorf("refers %v: the tree differs from decodeTree's", refers)
+		}
+		d, err := Parse(context.Background(), []byte(doc), "doc.json", LoadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Generate(d, GenerateOptions{})
+		if err != nil || len(res.Tools) != 2 {
+			t.Fatalf("refers %v: %v, %d tools", refers, err, len(res.Tools))
+		}
+		for _, tool := range res.Tools {
+			if len(tool.Route.Arguments) != 1 && (refers || tool.Route.Path == "/a") {
+				t.Errorf("refers %v: %s has arguments %v", refers, tool.Route.Path, tool.Route.Arguments)
+			}
+		}
+	}
+}

@@ -217,7 +217,7 @@ func parse(ctx context.Context, data []byte, source string, loc *url.URL, opts L
 // its bytes, for the place of a syntax error and for Swagger 2.0.
 func decodeDocument(ctx context.Context, r io.Reader, data func() ([]byte, error), source string, loc *url.URL, opts LoadOptions) (doc *Document, err error) {
 	defer recoverLoad(source, &doc, &err)
-	tree, pathRefs, err := decodeTreeFrom(ctx, r)
+	tree, dec, pathRefs, err := decodeDocumentTree(ctx, r)
 	if err != nil {
 		if b, rerr := data(); rerr == nil {
 			return nil, jsonLoadError(source, b, err)
@@ -236,7 +236,7 @@ func decodeDocument(ctx context.Context, r io.Reader, data func() ([]byte, error
 			return nil, &LoadError{Source: source, Place: "openapi", Err: fmt.Errorf("unsupported version %q", oas)}
 		}
 		doc.SourceVersion = oas
-		t, b, err := buildOpenAPI3(root, !pathRefs)
+		t, b, err := buildOpenAPI3(root, !pathRefs, dec)
 		if err != nil {
 			var pe *placeError
 			if errors.As(err, &pe) {

@@ -163,6 +163,14 @@ func (b *builder) schemaTarget(place, ref string) *openapi3.Schema {
 	return &openapi3.Schema{}
 }
 
+// memoizes reports whether the node being built may be met again: not one
+// of a path item decoded for building and dropped once built (no reference
+// points into the paths then, and the tree is a tree), unless it is
+// reached through a reference. Its identity would not even stay its own:
+// once the path item is collected, the next one's nodes may be allocated
+// at the same addresses.
+func (b *builder) memoizes() bool { return !b.transient || b.refDepth > 0 }
+
 // schemaNode builds the schema of a decoded object once: a component or a
 // reference target met again gets the same value.
 func (b *builder) schemaNode(place string, m map[string]any) *openapi3.Schema {
@@ -176,8 +184,12 @@ func (b *builder) schemaNode(place string, m map[string]any) *openapi3.Schema {
 	return s
 }
 
-// memoized builds v once per decoded object, for the non-schema kinds.
-func memoized[T any](memo map[uintptr]*T, m map[string]any, build func() *T) *T {
+// memoized builds v once per decoded object, for the non-schema kinds;
+// with keep unset it builds v without the memo (memoizes).
+func memoized[T any](memo map[uintptr]*T, keep bool, m map[string]any, build func() *T) *T {
+	if !keep {
+		return build()
+	}
 	id := nodeID(m)
 	if v, ok := memo[id]; ok {
 		return v
