@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"regexp"
 	"slices"
@@ -184,6 +185,7 @@ func (g *generator) run(ctx context.Context) (*Result, error) {
 	}
 	res.SecuritySchemes = securitySchemes(t)
 	paths := t.Paths.Map()
+	packed := 0 // res.Tools[:packed] are packed
 	for _, path := range sortedKeys(paths) {
 		item := paths[path]
 		if item == nil {
@@ -202,12 +204,17 @@ func (g *generator) run(ctx context.Context) (*Result, error) {
 				return nil, err
 			}
 			res.Tools = append(res.Tools, g.tool(path, item, method, op, ov))
+			if len(res.Tools)-packed >= packEvery {
+				pack(res.Tools[packed:])
+				packed = len(res.Tools)
+			}
 		}
 		if g.opts.Consume {
 			delete(paths, path)
 			t.Paths.Delete(path)
 		}
 	}
+	pack(res.Tools[packed:])
 	g.uniqueNames(res.Tools)
 	if g.trimmedOut > 0 {
 		g.warn(fmt.Sprintf("%d outputSchemas were over %d bytes: their $defs farthest from the root became true (any value)", g.trimmedOut, g.maxOut))
@@ -1262,4 +1269,34 @@ func humanize(id string) string {
 	s := strings.Join(words, " ")
 	r, n := utf8.DecodeRuneInString(s)
 	return string(unicode.ToUpper(r)) + s[n:]
+}
+
+// packEvery is how many tools are made between two packs: the spans the
+// last ones held are let go while generation goes on, for the next ones.
+const packEvery = 256
+
+// pack moves what the tools keep of their making into fresh, dense
+// memory: their arguments into one array and their _meta maps allocated
+// one after the other. Made one tool at a time, each was allocated among
+// the garbage of its schemas' conversion and kept the heap spans it shared
+// with that garbage in use: on Graph, serve's heap held 90 MB of free
+// slots in spans in use when ready, 50 MB with one pack at the end, and
+// its heap reached 255 MB instead of 275 MB packing every 256 tools.
+func pack(tools []Tool) {
+	n := 0
+	for i := range tools {
+		n += len(tools[i].Route.Arguments)
+	}
+	args := make([]Argument, 0, n)
+	for i := range tools {
+		t := &tools[i]
+		if t.Route.Arguments != nil {
+			start := len(args)
+			args = append(args, t.Route.Arguments...)
+			t.Route.Arguments = args[start:len(args):len(args)]
+		}
+		if t.Meta != nil {
+			t.Meta = maps.Clone(t.Meta)
+		}
+	}
 }

@@ -1348,3 +1348,24 @@ func TestGenerateConsume(t *testing.T) {
 		}
 	}
 }
+
+// TestPack: packing leaves the tools equal, and each tool's arguments
+// capacity-bounded within the shared array.
+func TestPack(t *testing.T) {
+	res := loadGenerate(t, "testdata/bodies.yaml", GenerateOptions{})
+	want := make([]Tool, len(res.Tools))
+	for i, tool := range res.Tools {
+		want[i] = tool
+		want[i].Route.Arguments = slices.Clone(tool.Route.Arguments)
+		want[i].Meta = maps.Clone(tool.Meta)
+	}
+	pack(res.Tools)
+	if !reflect.DeepEqual(res.Tools, want) {
+		t.Fatal("pack changed the tools")
+	}
+	for i := range res.Tools {
+		if a := res.Tools[i].Route.Arguments; cap(a) != len(a) {
+			t.Errorf("%s: arguments have room past their end (%d of %d)", res.Tools[i].Name, len(a), cap(a))
+		}
+	}
+}
