@@ -1,7 +1,6 @@
 package openapi
 
 import (
-	"encoding/json"
 	"slices"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -52,7 +51,7 @@ type compactKey struct {
 // compactEntry is a cached compact conversion, encoded once, and the
 // subschemas it inlined (charged again to every schema that reuses it).
 type compactEntry struct {
-	raw   json.RawMessage
+	raw   encoded
 	nodes int
 }
 
@@ -96,7 +95,7 @@ func (c *schemaConverter) compactRef(r *openapi3.SchemaRef, d deps) any {
 				c.compactCache = map[compactKey]compactEntry{}
 			}
 			c.compactCache[key] = compactEntry{raw: raw, nodes: c.nodes - start}
-			return json.RawMessage(raw)
+			return encoded(raw)
 		}
 	}
 	return v

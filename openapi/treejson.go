@@ -10,10 +10,11 @@ import (
 // appendTree appends v, a JSON tree as the schema converter builds it,
 // exactly as marshalNoEscape encodes it (encoding/json without HTML
 // escaping: map keys sorted, nil maps and slices as null), without
-// reflection: objects, arrays, strings and booleans are written here and
-// any other value (numbers, json.RawMessage, the rare typed value) by
-// marshalNoEscape itself. Generation encodes every schema of a document
-// this way, every component schema and every tool.
+// reflection: objects, arrays, strings, booleans and the converter's own
+// encodings are written here and any other value (numbers,
+// json.RawMessage, the rare typed value) by marshalNoEscape itself.
+// Generation encodes every schema of a document this way, every component
+// schema and every tool.
 func appendTree(b []byte, v any) ([]byte, error) {
 	switch v := v.(type) {
 	case nil:
@@ -51,6 +52,8 @@ func appendTree(b []byte, v any) ([]byte, error) {
 		return appendList(b, v, appendTree)
 	case []string:
 		return appendList(b, v, func(b []byte, s string) ([]byte, error) { return appendTreeString(b, s), nil })
+	case encoded:
+		return append(b, v...), nil
 	}
 	enc, err := marshalNoEscape(v)
 	return append(b, enc...), err
@@ -102,4 +105,17 @@ func hasLineSeparator(b []byte) bool {
 		}
 		b = b[i+1:]
 	}
+}
+
+// encoded is a tree the converter encoded itself (appendTree): compact,
+// valid JSON, written as is. encoding/json, which would compact it again,
+// gives the same bytes (MarshalJSON).
+type encoded []byte
+
+// MarshalJSON is e (null when nil, as for a json.RawMessage).
+func (e encoded) MarshalJSON() ([]byte, error) {
+	if e == nil {
+		return []byte("null"), nil
+	}
+	return e, nil
 }
