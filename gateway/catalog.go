@@ -42,9 +42,17 @@ func (c *catalog) known(name string) bool { return c.served[name] != nil || c.ow
 func (g *Gateway) current() *catalog { return g.cat.Load() }
 
 // newCatalog compiles the APIs' tools into a catalog and its tool set; it
-// stops with ctx's error once ctx is done.
+// stops with ctx's error once ctx is done. In discovery mode the search
+// index is built meanwhile, on another core: it needs only the index
+// entries made at generation.
 func (g *Gateway) newCatalog(ctx context.Context, apis []*api) (*catalog, *mcp.ToolSet, error) {
-	cat := &catalog{apis: apis, served: map[string]*servedTool{}, own: map[string]bool{}}
+	cat := &catalog{apis: apis, own: map[string]bool{}}
+	cat.tools = joined(apis, func(a *api) []openapi.Tool { return a.tools })
+	cat.served = make(map[string]*servedTool, len(cat.tools))
+	index, err := g.startIndex(cat)
+	if err != nil {
+		return nil, nil, err
+	}
 	ts := g.server.NewToolSet()
 	var pinned []string
 	for _, a := range apis {
@@ -75,11 +83,10 @@ func (g *Gateway) newCatalog(ctx context.Context, apis []*api) (*catalog, *mcp.T
 			pinned = append(pinned, t.Name)
 		}
 	}
-	cat.tools = joined(apis, func(a *api) []openapi.Tool { return a.tools })
 	if g.oauth != nil {
 		cat.scopes = g.toolScopes(apis)
 	}
-	if err := g.addDiscovery(cat, ts, pinned); err != nil {
+	if err := g.addDiscovery(cat, ts, pinned, index); err != nil {
 		return nil, nil, err
 	}
 	ts.Stamp(routes(cat))
@@ -205,31 +212,51 @@ func (g *Gateway) toolScopes(apis []*api) map[string][][]string {
 	return out
 }
 
-// addDiscovery serves discovery mode when the settings choose it: the
-// tools search, describe and call, and the pinned ones, listed; every
-// other tool unlisted but callable by name.
-func (g *Gateway) addDiscovery(cat *catalog, ts *mcp.ToolSet, pinned []string) error {
+// startIndex decides how tools/list is served and in discovery mode
+// starts building the search index; the function it returns waits for the
+// index (nil outside discovery mode).
+func (g *Gateway) startIndex(cat *catalog) (func() (*discovery.Index, error), error) {
 	mode, err := discovery.ParseMode(g.cfg.Tools.Mode)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	thesaurus, text, err := g.thesaurus()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	cat.thesaurus = text
 	cat.mode = discovery.Decide(mode, listBytes(cat.tools), g.cfg.Tools.Budget)
 	if !cat.mode.Discovery {
-		return nil
+		return nil, nil
 	}
 	docs := joined(cat.apis, func(a *api) []discovery.Doc { return a.searchDocs })
+	var ix *discovery.Index
+	var ixErr error
+	done := make(chan struct{})
+	go func() { // not stopped with ctx: it takes a fraction of a second
+		defer close(done)
+		ix, ixErr = discovery.New(docs, discovery.Options{Embeddings: g.embedder, Thesaurus: thesaurus})
+	}()
+	return func() (*discovery.Index, error) {
+		<-done
+		return ix, ixErr
+	}, nil
+}
+
+// addDiscovery serves discovery mode when the settings chose it: the
+// tools search, describe and call, and the pinned ones, listed; every
+// other tool unlisted but callable by name.
+func (g *Gateway) addDiscovery(cat *catalog, ts *mcp.ToolSet, pinned []string, index func() (*discovery.Index, error)) error {
+	if !cat.mode.Discovery {
+		return nil
+	}
 	defs := make([]mcp.Tool, 0, len(cat.served))
 	for _, a := range cat.apis {
 		for i := range a.tools {
 			defs = append(defs, describedAs(cat.served[a.tools[i].Name].def, &a.tools[i]))
 		}
 	}
-	ix, err := discovery.New(docs, discovery.Options{Embeddings: g.embedder, Thesaurus: thesaurus})
+	ix, err := index()
 	if err != nil {
 		return fmt.Errorf("discovery: %w", err)
 	}
