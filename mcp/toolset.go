@@ -17,6 +17,10 @@ import (
 // A tool can be unlisted: callable by name but left out of tools/list (a
 // discovery mode lists a few tools and keeps every tool callable).
 //
+// The set keeps a tool's schema bytes, not a copy, when they are compact
+// JSON: they must not be modified once the tool is added (AddTask and
+// AddDispatcher alike).
+//
 // A ToolSet is safe for concurrent use while it is built; once passed to
 // SetTools it belongs to the server and must not be changed.
 type ToolSet struct {

@@ -86,9 +86,10 @@ func (w *wire) writeTo(h io.Writer) {
 // what is decided about it once; it is safe for concurrent use. A nil pool
 // keeps every schema apart.
 type schemaPool struct {
-	mu     sync.Mutex
-	seed   maphash.Seed
-	byHash map[uint64]*pooledSchema
+	mu      sync.Mutex
+	seed    maphash.Seed
+	byHash  map[uint64]*pooledSchema
+	scratch sync.Pool // *[]byte, for compacting
 }
 
 // A pooledSchema is one distinct schema, compacted.
@@ -107,7 +108,8 @@ func newSchemaPool() *schemaPool {
 // schema it has seen, written compactly (as generated schemas are), is
 // neither compacted nor checked again: Graph's 11,422 tools have 979
 // distinct output schemas. On a hash collision the newcomer keeps its own
-// copy.
+// copy. A schema already compact is kept as it is, not copied (its bytes
+// are never modified; generated schemas are compact: Graph's are 25 MB).
 func (p *schemaPool) schema(raw json.RawMessage) (*pooledSchema, error) {
 	if p == nil {
 		b, err := compactSchema(raw)
@@ -120,7 +122,7 @@ func (p *schemaPool) schema(raw json.RawMessage) (*pooledSchema, error) {
 	if have != nil && bytes.Equal(have.b, raw) {
 		return have, nil
 	}
-	b, err := compactSchema(raw)
+	b, err := p.compact(raw)
 	if err != nil {
 		return nil, err
 	}
@@ -138,6 +140,25 @@ func (p *schemaPool) schema(raw json.RawMessage) (*pooledSchema, error) {
 		have = &pooledSchema{b: b}
 	}
 	return have, nil
+}
+
+// compact is raw compacted: raw itself (capacity-bounded) when it is
+// compact with little room past its end, else a copy of its size.
+func (p *schemaPool) compact(raw json.RawMessage) ([]byte, error) {
+	bp, _ := p.scratch.Get().(*[]byte)
+	if bp == nil {
+		bp = new([]byte)
+	}
+	defer p.scratch.Put(bp)
+	b, err := appendSchema((*bp)[:0], raw)
+	*bp = b
+	if err != nil {
+		return nil, err
+	}
+	if bytes.Equal(b, raw) && cap(raw)-len(raw) <= len(raw)/8 {
+		return raw[:len(raw):len(raw)], nil
+	}
+	return bytes.Clone(b)[:len(b):len(b)], nil
 }
 
 // legacyOut is how the schema, as an outputSchema, fits 2025-11-25
