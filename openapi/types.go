@@ -29,11 +29,13 @@
 // Loading: a JSON (or YAML, converted to JSON) OpenAPI 3.x document is
 // decoded once into generic values, exactly the tree encoding/json gives
 // with UseNumber but by a one-pass jsontext decoder, 1.6–1.9× faster
-// (decode.go), and built into kin-openapi types (build.go), which
-// drops each path item of the tree once built when no reference can point
-// into the paths; kin's own UnmarshalJSON methods re-decode every subtree
-// once per nesting level, which made loading several times slower on big
-// documents. [GenerateOptions].Consume lets generation drop the document's
+// (decode.go), and built into kin-openapi types (build.go); kin's own
+// UnmarshalJSON methods re-decode every subtree once per nesting level,
+// which made loading several times slower on big documents. A JSON file is
+// decoded as it is read, never held whole. When no reference can point
+// into the paths, the decoder leaves each path item raw and the builder
+// decodes it when it builds it and drops it once built, so the tree is
+// never whole (its nodes are then not memoized: refs.go). [GenerateOptions].Consume lets generation drop the document's
 // path items as it goes, for a caller done with the document. Local $refs are resolved by the builder on the
 // generic decode (refs.go): any JSON pointer resolves, wherever it points
 // (a `definitions` map inside a component schema included), each target is
