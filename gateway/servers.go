@@ -36,16 +36,19 @@ func originSetting(s string) (string, error) {
 }
 
 // operationServer is the server a tool's calls go to instead of the
-// upstream, if any: the first of its operation's servers without variables
-// that is an absolute URL on an allowed origin, or a relative one (read
-// against the upstream, which stands for the document's servers). listed
-// reports whether the operation named any server.
+// upstream, if any: the first of its operation's servers that is an
+// absolute URL without variables on an allowed origin. listed reports
+// whether the operation named any server.
 func operationServer(t *openapi.Tool, upstream *url.URL, allowed map[string]bool) (server *url.URL, listed bool) {
 	for _, s := range t.Route.Servers {
-		u := serverURL(s, upstream)
-		if u == nil {
+		if strings.ContainsAny(s, "{}") {
 			continue
 		}
+		u, err := url.Parse(s)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+			continue
+		}
+		u.RawQuery, u.Fragment, u.RawFragment = "", "", ""
 		o := proxy.Origin(u)
 		if o == proxy.Origin(upstream) {
 			if strings.TrimSuffix(u.EscapedPath(), "/") == strings.TrimSuffix(upstream.EscapedPath(), "/") {
@@ -113,32 +116,12 @@ func (g *Gateway) buildServerProxies(a *api, pc proxy.Config) error {
 // unusable or on the upstream's origin (nothing the operator could allow).
 func sameOriginServers(t *openapi.Tool, upstream *url.URL) bool {
 	for _, s := range t.Route.Servers {
-		if u := serverURL(s, upstream); u != nil && proxy.Origin(u) != proxy.Origin(upstream) {
+		u, err := url.Parse(s)
+		if err == nil && u.Host != "" && !strings.ContainsAny(s, "{}") && proxy.Origin(u) != proxy.Origin(upstream) {
 			return false
 		}
 	}
 	return true
-}
-
-// serverURL is an operation's server as a URL to call: an http(s) URL
-// without variables or user info, a relative one read against the
-// upstream; nil for any other.
-func serverURL(s string, upstream *url.URL) *url.URL {
-	if strings.ContainsAny(s, "{}") {
-		return nil
-	}
-	u, err := url.Parse(s)
-	if err != nil {
-		return nil
-	}
-	if u.Scheme == "" && u.Host == "" && u.Path != "" {
-		u = upstream.ResolveReference(u)
-	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
-		return nil
-	}
-	u.RawQuery, u.Fragment, u.RawFragment = "", "", ""
-	return u
 }
 
 // proxyFor is the proxy that calls t: its server's, or the API's.
