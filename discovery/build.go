@@ -2,6 +2,7 @@ package discovery
 
 import (
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -38,6 +39,10 @@ type builder struct {
 	names    []string // term id → term
 	// slot[t] is 1 + the position of term t in the current tool's entries.
 	slot []int32
+	// buf spells the current word (words); counted the current tool's
+	// entries (count): both reused from tool to tool.
+	buf     []byte
+	counted []termTF
 	// per doc, its terms with their frequency per field
 	entries [][]termTF
 	lengths [][nFields]float32
@@ -151,6 +156,9 @@ func (b *builder) sides(es []termTF) (path, title []int32) {
 	return path, title
 }
 
+// words splits s into words for the index, with the builder's buffer.
+func (b *builder) words(s string, emit func(w []byte)) { b.buf = splitWords(b.buf, s, emit) }
+
 // fields fills the terms of each field of d.
 func (b *builder) fields(d *Doc, fields [][]int32) {
 	add := func(f int) func([]byte) {
@@ -164,23 +172,23 @@ func (b *builder) fields(d *Doc, fields [][]int32) {
 	if name == "" {
 		name = d.Name
 	}
-	wordBytes(name, add(fName))
-	wordBytes(d.Title, add(fTitle))
+	b.words(name, add(fName))
+	b.words(d.Title, add(fTitle))
 	lead, rest := leadSentence(plainText(d.Description))
-	wordBytes(lead, add(fLead))
+	b.words(lead, add(fLead))
 	descWords := 0
 	addDesc := add(fDesc)
-	wordBytes(rest, func(w []byte) {
+	b.words(rest, func(w []byte) {
 		if descWords < maxDescWords {
 			descWords++
 			addDesc(w)
 		}
 	})
 	for _, t := range d.Tags {
-		wordBytes(t, add(fTags))
+		b.words(t, add(fTags))
 	}
 	for _, s := range d.Schemas {
-		wordBytes(s, add(fTags))
+		b.words(s, add(fTags))
 	}
 	item := false
 	leaf := ""
@@ -190,22 +198,22 @@ func (b *builder) fields(d *Doc, fields [][]int32) {
 		}
 		item = strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "}")
 		if lit := stripParams(seg); strings.TrimSpace(lit) != "" {
-			wordBytes(lit, add(fPath))
+			b.words(lit, add(fPath))
 			leaf = lit
 		}
 	}
 	// The leaf's words are terms of their own ("^commit"): a query word
 	// that names the resource earns them beside its other matches (see
 	// leafConcept), instead of saturating with the path's.
-	wordBytes(leafResource(leaf), func(w []byte) {
+	b.words(leafResource(leaf), func(w []byte) {
 		if id := b.wordID(w); id >= 0 {
 			fields[fLeaf] = append(fields[fLeaf], b.term(leafToken(b.names[id])))
 		}
 	})
 	for _, p := range d.Params {
-		wordBytes(p, add(fParams))
+		b.words(p, add(fParams))
 	}
-	wordBytes(d.ParamText, add(fParams))
+	b.words(d.ParamText, add(fParams))
 	for _, a := range appendAllUnique(b.docActions(d, item), d.Actions) {
 		fields[fAction] = append(fields[fAction], b.term(actionToken(a)))
 	}
@@ -351,7 +359,7 @@ func plainWords(s string, emit func(string)) {
 
 func (b *builder) count(fields [][]int32) ([]termTF, [nFields]float32) {
 	var lens [nFields]float32
-	var out []termTF
+	out := b.counted[:0]
 	if n := len(b.ix.terms); len(b.slot) < n {
 		b.slot = append(b.slot, make([]int32, n-len(b.slot)+n/2)...)
 	}
@@ -372,7 +380,8 @@ func (b *builder) count(fields [][]int32) ([]termTF, [nFields]float32) {
 	for _, e := range out {
 		b.slot[e.term] = 0
 	}
-	return out, lens
+	b.counted = out
+	return slices.Clone(out), lens
 }
 
 // forward lists the terms of a tool's naming fields (name, title, lead

@@ -23,9 +23,14 @@ func words(s string, emit func(w string)) {
 
 // wordBytes is words without an allocation per word: w is only valid
 // during the call.
-func wordBytes(s string, emit func(w []byte)) {
-	var arr [64]byte
-	buf := arr[:0]
+func wordBytes(s string, emit func(w []byte)) { splitWords(nil, s, emit) }
+
+// splitWords is wordBytes spelling each word in buf, which it returns
+// (grown as needed) for the next call: an index build splits hundreds of
+// thousands of texts with one buffer. emit must not call it with the same
+// buffer.
+func splitWords(buf []byte, s string, emit func(w []byte)) []byte {
+	buf = buf[:0]
 	flush := func() {
 		if len(buf) > 1 || len(buf) == 1 && buf[0] == 'i' {
 			emit(buf)
@@ -79,6 +84,7 @@ func wordBytes(s string, emit func(w []byte)) {
 		i += size
 	}
 	flush()
+	return buf
 }
 
 // caseBoundary reports whether a word boundary falls before the letter r at
