@@ -25,6 +25,9 @@ type evalSet struct {
 	Doc     string      `yaml:"doc"`
 	Dev     []evalQuery `yaml:"dev"`
 	Heldout []evalQuery `yaml:"heldout"`
+	// Fresh requests were written after the last tuning decision, to
+	// measure it on requests no decision has seen (see README.md).
+	Fresh []evalQuery `yaml:"fresh"`
 }
 
 type evalQuery struct {
@@ -97,7 +100,7 @@ func TestEvalSetResolves(t *testing.T) {
 		s := loadEvalSet(t, api)
 		c := loadCorpusAPI(t, api, s.Doc)
 		seen := map[string]bool{}
-		for _, q := range append(append([]evalQuery{}, s.Dev...), s.Heldout...) {
+		for _, q := range slices.Concat(s.Dev, s.Heldout, s.Fresh) {
 			total++
 			if seen[q.Q] {
 				t.Errorf("%s: %q appears twice", api, q.Q)
@@ -195,10 +198,10 @@ func TestEval(t *testing.T) {
 		t.Fatal(err)
 	}
 	rankings = append(rankings, embedded...)
-	halves := []string{"dev", "heldout"}
+	halves := []string{"dev", "heldout", "fresh"}
 	if only := os.Getenv("EVAL_HALF"); only != "" {
 		if !slices.Contains(halves, only) {
-			t.Fatalf("EVAL_HALF=%s: want dev or heldout", only)
+			t.Fatalf("EVAL_HALF=%s: want dev, heldout or fresh", only)
 		}
 		halves = []string{only}
 	}
@@ -220,7 +223,7 @@ func TestEval(t *testing.T) {
 			for _, half := range []struct {
 				name string
 				qs   []evalQuery
-			}{{"dev", s.Dev}, {"heldout", s.Heldout}} {
+			}{{"dev", s.Dev}, {"heldout", s.Heldout}, {"fresh", s.Fresh}} {
 				if !slices.Contains(halves, half.name) {
 					continue
 				}
