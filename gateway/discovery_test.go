@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -127,9 +126,7 @@ paths:
       responses: {"204": {description: gone}}
 `
 	p := filepath.Join(t.TempDir(), "ledger.yaml")
-	if err := os.WriteFile(p, []byte(doc), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	edit(t, p, doc)
 	g, err := New(context.Background(), Config{Store: "memory", Spec: p, Upstream: "http://127.0.0.1:1",
 		Tools: ServedTools{Mode: "discovery"}}, discardLogger())
 	if err != nil {
@@ -151,9 +148,7 @@ paths:
 	}
 	check("on start")
 	changed := strings.Replace(doc, "List the entries", "List every entry", 1)
-	if err := os.WriteFile(p, []byte(changed), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	edit(t, p, changed)
 	if err := g.Reload(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -178,9 +173,7 @@ paths:
 	dir := t.TempDir()
 	spec, words := filepath.Join(dir, "ledger.yaml"), filepath.Join(dir, "words.txt")
 	for p, text := range map[string]string{spec: doc, words: "# our users' words\nbooks: lines\n"} {
-		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		edit(t, p, text)
 	}
 	cfg := Config{Store: "memory", Spec: spec, Upstream: "http://127.0.0.1:1",
 		Tools: ServedTools{Mode: "discovery", Thesaurus: words}}
@@ -215,18 +208,14 @@ paths:
 	if got := first("show the books"); got != "listLines" {
 		t.Errorf("search with the operator's word found %q first, want listLines", got)
 	}
-	if err := os.WriteFile(words, []byte("books: audits\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	edit(t, words, "books: audits\n")
 	if err := g.Reload(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := first("show the books"); got != "listAudits" {
 		t.Errorf("after the thesaurus changed and a reload, %q first, want listAudits", got)
 	}
-	if err := os.WriteFile(words, []byte("books: audits\nthe: lines\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	edit(t, words, "books: audits\nthe: lines\n")
 	if err := g.Reload(ctx, nil); err == nil || !strings.Contains(err.Error(), words+`:2: "the: lines": "the" is a stop word`) {
 		t.Errorf("reload with a broken thesaurus: %v", err)
 	}

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -55,9 +54,7 @@ func TestOperationServers(t *testing.T) {
 	upstream, uploads := newRecording(t), newRecording(t)
 	doc := strings.NewReplacer("UPLOADS", uploads.srv.URL, "UPSTREAM", upstream.srv.URL).Replace(serversDoc)
 	spec := filepath.Join(t.TempDir(), "files.yaml")
-	if err := os.WriteFile(spec, []byte(doc), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	edit(t, spec, doc)
 	for _, tc := range []struct {
 		name             string
 		allowed          []string
@@ -198,9 +195,7 @@ paths:
       responses: {"200": {description: ok}}
 `
 	spec := filepath.Join(t.TempDir(), "jobs.yaml")
-	if err := os.WriteFile(spec, []byte(strings.ReplaceAll(doc, "UPLOADS", uploads.URL)), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	edit(t, spec, strings.ReplaceAll(doc, "UPLOADS", uploads.URL))
 	g, err := New(context.Background(), Config{Store: "memory", Spec: spec, Upstream: "http://127.0.0.1:1",
 		OperationServers: []string{uploads.URL}, TaskInlineWait: -1,
 		Tools: ServedTools{ToolsConfig: ToolsConfig{Tasks: []string{"startImport"}}}}, discardLogger())
