@@ -72,10 +72,12 @@ func (t *Thesaurus) with(extra *Thesaurus) *Thesaurus {
 	}
 	maps.Copy(out.standIns, extra.standIns)
 	for k, rules := range extra.rewrites {
+		replaced := make(map[string]bool, len(rules))
 		for _, r := range rules {
-			kept := slices.DeleteFunc(out.rewrites[k], func(o rewrite) bool { return slices.Equal(o.phrase, r.phrase) })
-			out.rewrites[k] = append(kept, r)
+			replaced[strings.Join(r.phrase, " ")] = true
 		}
+		kept := slices.DeleteFunc(out.rewrites[k], func(o rewrite) bool { return replaced[strings.Join(o.phrase, " ")] })
+		out.rewrites[k] = append(kept, rules...)
 	}
 	out.sort()
 	return out
