@@ -70,70 +70,80 @@ func operationInfo(t *openapi3.T) Operations {
 		return out
 	}
 	for path, item := range t.Paths.Map() {
-		for method, op := range item.Operations() {
-			pinned, _ := op.Extensions["x-mcp-pin"].(bool)
-			info := opInfo{tags: op.Tags, pinned: pinned}
-			seen := map[string]bool{}
-			add := func(ref string) {
-				name := refName(ref)
-				if name != "" && !seen[name] {
-					seen[name] = true
-					info.schemas = append(info.schemas, name)
-				}
-			}
-			var text strings.Builder
-			say := func(desc string) {
-				if desc == "" || text.Len() >= maxParamText {
-					return
-				}
-				lead, _ := leadSentence(plainText(desc))
-				text.WriteString(lead)
-				text.WriteByte(' ')
-			}
-			for _, p := range op.Parameters {
-				if p != nil && p.Value != nil {
-					say(p.Value.Description)
-				}
-			}
-			if rb := op.RequestBody; rb != nil && rb.Value != nil {
-				if binaryBody(rb.Value.Content) {
-					info.actions = append(info.actions, "upload")
-				}
-				say(rb.Value.Description)
-				for _, mt := range rb.Value.Content {
-					schemaNames(mt.Schema, add)
-					if mt.Schema != nil && mt.Schema.Value != nil {
-						props := mt.Schema.Value.Properties
-						for _, name := range sortedKeys(props) {
-							if p := props[name]; p != nil && p.Value != nil {
-								say(p.Value.Description)
-							}
-						}
-					}
-				}
-			}
-			info.paramText = text.String()
-			if op.Responses != nil {
-				for code, r := range op.Responses.Map() {
-					if !strings.HasPrefix(code, "2") || r == nil {
-						continue
-					}
-					add(r.Ref)
-					if r.Value != nil && binaryBody(r.Value.Content) && !slices.Contains(info.actions, "download") {
-						info.actions = append(info.actions, "download")
-					}
-					if r.Value != nil {
-						for _, mt := range r.Value.Content {
-							schemaNames(mt.Schema, add)
-						}
-					}
-				}
-			}
-			sort.Strings(info.schemas)
-			out[strings.ToUpper(method)+" "+path] = info
-		}
+		out.Read(path, item)
 	}
 	return out
+}
+
+// Read adds the operations of one path item of a document: the reader to
+// give openapi.GenerateOptions.OnPathItem when the document's path items
+// are built during generation (openapi.LoadOptions.DeferPaths).
+func (o Operations) Read(path string, item *openapi3.PathItem) {
+	if item == nil {
+		return
+	}
+	for method, op := range item.Operations() {
+		pinned, _ := op.Extensions["x-mcp-pin"].(bool)
+		info := opInfo{tags: op.Tags, pinned: pinned}
+		seen := map[string]bool{}
+		add := func(ref string) {
+			name := refName(ref)
+			if name != "" && !seen[name] {
+				seen[name] = true
+				info.schemas = append(info.schemas, name)
+			}
+		}
+		var text strings.Builder
+		say := func(desc string) {
+			if desc == "" || text.Len() >= maxParamText {
+				return
+			}
+			lead, _ := leadSentence(plainText(desc))
+			text.WriteString(lead)
+			text.WriteByte(' ')
+		}
+		for _, p := range op.Parameters {
+			if p != nil && p.Value != nil {
+				say(p.Value.Description)
+			}
+		}
+		if rb := op.RequestBody; rb != nil && rb.Value != nil {
+			if binaryBody(rb.Value.Content) {
+				info.actions = append(info.actions, "upload")
+			}
+			say(rb.Value.Description)
+			for _, mt := range rb.Value.Content {
+				schemaNames(mt.Schema, add)
+				if mt.Schema != nil && mt.Schema.Value != nil {
+					props := mt.Schema.Value.Properties
+					for _, name := range sortedKeys(props) {
+						if p := props[name]; p != nil && p.Value != nil {
+							say(p.Value.Description)
+						}
+					}
+				}
+			}
+		}
+		info.paramText = text.String()
+		if op.Responses != nil {
+			for code, r := range op.Responses.Map() {
+				if !strings.HasPrefix(code, "2") || r == nil {
+					continue
+				}
+				add(r.Ref)
+				if r.Value != nil && binaryBody(r.Value.Content) && !slices.Contains(info.actions, "download") {
+					info.actions = append(info.actions, "download")
+				}
+				if r.Value != nil {
+					for _, mt := range r.Value.Content {
+						schemaNames(mt.Schema, add)
+					}
+				}
+			}
+		}
+		sort.Strings(info.schemas)
+		o[strings.ToUpper(method)+" "+path] = info
+	}
 }
 
 // binaryBody reports whether a body is a file: a media type that is no

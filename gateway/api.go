@@ -178,13 +178,17 @@ func (g *Gateway) generate(ctx context.Context, a *api) error {
 	if a.cfg.Name != "" {
 		opts.MaxNameLength = max(16, min(opts.MaxNameLength, 64)-len(a.cfg.Name)-1)
 	}
-	// What search reads from the operations is read first: generation then
-	// drops each operation once its tools are made, so that a large
-	// document is not held whole beside its tools (Microsoft Graph's
-	// operations hold some 70 MB).
-	ops := discovery.ReadOperations(doc)
+	// What search reads from the operations is read as generation walks
+	// them: the path items are built meanwhile (DeferPaths) and dropped
+	// once their tools are made, so that a large document is never held
+	// whole beside its tools (Microsoft Graph's operations hold some 70 MB).
+	ops := discovery.Operations{}
+	opts.OnPathItem = ops.Read
 	opts.Consume = true
 	if a.result, err = openapi.GenerateContext(ctx, doc, opts); err != nil {
+		if _, ok := errors.AsType[*openapi.LoadError](err); ok {
+			return err // a problem of the document, found in a path item built late
+		}
 		return fmt.Errorf("generate tools from %s: %w", a.cfg.Spec, err)
 	}
 	if n := len(a.result.Warnings); n > 0 {
@@ -260,7 +264,7 @@ func (a *api) toolName(name string) string {
 // API in-process and points the API's upstream at it.
 func (g *Gateway) loadDocument(ctx context.Context, a *api) (*openapi.Document, error) {
 	if !g.cfg.Demo {
-		return openapi.Load(ctx, a.cfg.Spec, openapi.LoadOptions{})
+		return openapi.Load(ctx, a.cfg.Spec, openapi.LoadOptions{DeferPaths: true})
 	}
 	// The demo API requires the token demo-token, as a real API would
 	// require its own: what authorizes a call is the caller's credential.
@@ -274,7 +278,7 @@ func (g *Gateway) loadDocument(ctx context.Context, a *api) (*openapi.Document, 
 	a.stop = func() { _ = srv.Close() }
 	a.cfg.Upstream, a.cfg.Spec = "http://"+ln.Addr().String(), "demo"
 	g.logger.Info("demo API started", "upstream", a.cfg.Upstream)
-	return openapi.Parse(ctx, demo.OpenAPI(), "demo", openapi.LoadOptions{})
+	return openapi.Parse(ctx, demo.OpenAPI(), "demo", openapi.LoadOptions{DeferPaths: true})
 }
 
 // upstreamAuth is what the proxy puts on each request by itself: the

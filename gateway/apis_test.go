@@ -134,3 +134,22 @@ func TestSeveralAPIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestBrokenPathItem: a path item that cannot be built stops the start
+// with the document's name and the item's place, as a load error, though
+// it is found while the tools are made (the path items are built then).
+func TestBrokenPathItem(t *testing.T) {
+	spec := filepath.Join(t.TempDir(), "broken.json")
+	doc := `{"openapi": "3.0.3", "info": {"title": "b", "version": "1"}, "paths": {
+	  "/ok": {"get": {"responses": {"200": {"description": "ok"}}}}, "/x": {"get": 7}}}`
+	if err := os.WriteFile(spec, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g, err := New(context.Background(), Config{Store: "memory", Spec: spec, Upstream: "http://127.0.0.1:1"}, discardLogger())
+	if err == nil {
+		g.Close()
+	}
+	if want := "openapi: " + spec + ": paths./x.get: operation is not an object"; err == nil || err.Error() != want {
+		t.Errorf("New: %v, want %q", err, want)
+	}
+}

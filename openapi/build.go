@@ -23,8 +23,11 @@ import (
 // as kin's types grow: on Microsoft Graph's document that is 60 MB less at
 // the peak. A path item left raw (rawPathItem) is decoded by dec when it is
 // built.
-func buildOpenAPI3(root map[string]any, dropPaths bool, dec *treeDecoder) (*openapi3.T, *builder, error) {
-	b := &builder{root: root, memo: newRefMemo(), dropPaths: dropPaths, dec: dec}
+//
+// With deferPaths, path items that can be built apart from the document
+// (deferrable) are left unbuilt, in b.deferred, for Generate (deferred.go).
+func buildOpenAPI3(root map[string]any, dropPaths, deferPaths bool, dec *treeDecoder) (*openapi3.T, *builder, error) {
+	b := &builder{root: root, memo: newRefMemo(), dropPaths: dropPaths, deferPaths: deferPaths, dec: dec}
 	t := b.doc(root)
 	if b.err != nil {
 		return nil, nil, b.err
@@ -49,6 +52,8 @@ type builder struct {
 	dropPaths       bool
 	dec             *treeDecoder // decodes the path items left raw
 	transient       bool         // building a path item decoded from raw (memoizes)
+	deferPaths      bool         // leave deferrable path items unbuilt
+	deferred        map[string]any
 }
 
 func (b *builder) warn(place, msg string) {
@@ -99,7 +104,9 @@ func (b *builder) doc(root map[string]any) *openapi3.T {
 	t.Security = b.security(root["security"])
 	t.Components = b.components(obj(root["components"]))
 	t.Paths = openapi3.NewPaths()
-	if paths := obj(root["paths"]); paths != nil {
+	if paths := obj(root["paths"]); paths != nil && b.deferPaths && b.dropPaths && !b.external && deferrable(paths) {
+		b.deferred = paths
+	} else if paths != nil {
 		for p, v := range paths {
 			if strings.HasPrefix(p, "x-") {
 				continue

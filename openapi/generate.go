@@ -184,12 +184,11 @@ func (g *generator) run(ctx context.Context) (*Result, error) {
 		}
 	}
 	res.SecuritySchemes = securitySchemes(t)
-	paths := t.Paths.Map()
 	packed := 0 // res.Tools[:packed] are packed
-	for _, path := range sortedKeys(paths) {
-		item := paths[path]
-		if item == nil {
-			continue
+	var walkErr error
+	for path, item := range g.pathItems(ctx, &walkErr) {
+		if g.opts.OnPathItem != nil {
+			g.opts.OnPathItem(path, item)
 		}
 		for _, method := range methodOrder() {
 			op := item.GetOperation(method)
@@ -210,9 +209,11 @@ func (g *generator) run(ctx context.Context) (*Result, error) {
 			}
 		}
 		if g.opts.Consume {
-			delete(paths, path)
 			t.Paths.Delete(path)
 		}
+	}
+	if walkErr != nil {
+		return nil, walkErr
 	}
 	pack(res.Tools[packed:])
 	g.uniqueNames(res.Tools)

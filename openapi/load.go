@@ -38,6 +38,8 @@ type Document struct {
 	// refDescriptions are descriptions written beside $refs (kept apart
 	// because kin-openapi has no field for them).
 	refDescriptions map[*openapi3.SchemaRef]string
+	// deferred are the path items left for Generate (LoadOptions.DeferPaths).
+	deferred *deferredPaths
 }
 
 // LoadOptions control [Load] and [Parse]. The zero value is usable.
@@ -53,6 +55,17 @@ type LoadOptions struct {
 	// MaxBytes bounds the size of a document read from stdin or a URL
 	// (0 means 256 MiB).
 	MaxBytes int64
+	// DeferPaths leaves the path items of a JSON OpenAPI 3.x document to
+	// Generate, which builds them on another goroutine while it makes the
+	// tools of those before them, and drops each once its tools are made
+	// (on two cores Microsoft Graph's tools are ready in about a quarter
+	// less time). The document is then generated from once: its T.Paths
+	// stays empty, a second Generate is an error, and a problem in a path
+	// item is Generate's [LoadError]; GenerateOptions.OnPathItem sees each
+	// path item. Path items that need the whole document (a reference to
+	// another file, a path item's own $ref, a reference into the paths),
+	// Swagger 2.0 and Validate load as without it.
+	DeferPaths bool
 }
 
 // LoadError is returned for an unusable document. It names the source and,
@@ -236,7 +249,7 @@ func decodeDocument(ctx context.Context, r io.Reader, data func() ([]byte, error
 			return nil, &LoadError{Source: source, Place: "openapi", Err: fmt.Errorf("unsupported version %q", oas)}
 		}
 		doc.SourceVersion = oas
-		t, b, err := buildOpenAPI3(root, !pathRefs, dec)
+		t, b, err := buildOpenAPI3(root, !pathRefs, opts.DeferPaths && !opts.Validate, dec)
 		if err != nil {
 			var pe *placeError
 			if errors.As(err, &pe) {
@@ -246,6 +259,9 @@ func decodeDocument(ctx context.Context, r io.Reader, data func() ([]byte, error
 		}
 		doc.Warnings = append(doc.Warnings, b.warnings...)
 		doc.refDescriptions = b.refDescriptions
+		if b.deferred != nil {
+			doc.deferred = &deferredPaths{b: b, items: b.deferred}
+		}
 		// The builder resolved the local references; kin's loader follows
 		// the ones to other files.
 		if b.external {

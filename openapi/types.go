@@ -36,7 +36,10 @@
 // into the paths, the decoder leaves each path item raw and the builder
 // decodes it when it builds it and drops it once built, so the tree is
 // never whole (its nodes are then not memoized: refs.go). [GenerateOptions].Consume lets generation drop the document's
-// path items as it goes, for a caller done with the document. Local $refs are resolved by the builder on the
+// path items as it goes, for a caller done with the document; with
+// [LoadOptions].DeferPaths they are not even built at load but by another
+// goroutine while generation makes the tools of those before them, each
+// handed over whole (deferred.go), when none needs the whole document. Local $refs are resolved by the builder on the
 // generic decode (refs.go): any JSON pointer resolves, wherever it points
 // (a `definitions` map inside a component schema included), each target is
 // built once and shared by every reference to it, so loading is linear in
@@ -95,7 +98,11 @@
 // owned by the caller.
 package openapi
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/getkin/kin-openapi/openapi3"
+)
 
 // Tool is one generated MCP tool: the agent-facing definition plus the route
 // a proxy needs to dispatch a call. It is also the unit of the drift
@@ -373,6 +380,10 @@ type GenerateOptions struct {
 	// the document shrinks as the tools grow (Microsoft Graph's peak RSS
 	// in mcpgate tools: 318 → 287 MB). The tools are the same.
 	Consume bool `json:"-"`
+	// OnPathItem, when set, is called with each path item, in order of
+	// their paths, before its tools are made: how a caller reads the
+	// operations of a document loaded with LoadOptions.DeferPaths.
+	OnPathItem func(path string, item *openapi3.PathItem) `json:"-"`
 }
 
 // Override changes one operation's tool. Zero fields change nothing. The

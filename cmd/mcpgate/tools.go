@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/mcpgate/mcpgate/discovery"
 	"github.com/mcpgate/mcpgate/gateway"
 	"github.com/mcpgate/mcpgate/internal/settings"
@@ -42,23 +43,21 @@ func toolsSettings() []settings.Setting {
 }
 
 // generate loads the document and generates the tools, printing warnings
-// to stderr. read, when set, reads the document before generation consumes
-// it.
-func (g *genFlags) generate(ctx context.Context, stdin io.Reader, stderr io.Writer, read func(*openapi.Document)) (*openapi.Result, error) {
+// to stderr. read, when set, reads each path item before its tools are
+// made (the document's path items are built as generation walks them).
+func (g *genFlags) generate(ctx context.Context, stdin io.Reader, stderr io.Writer, read func(path string, item *openapi3.PathItem)) (*openapi.Result, error) {
 	if err := g.Gen.Check(); err != nil {
 		return nil, &usageError{err.Error()}
 	}
 	opts := g.Gen.Options()
 	opts.Overrides = g.Gen.Overrides
 	opts.Consume = true // the document is not used after generation
-	doc, err := openapi.Load(ctx, g.Spec, openapi.LoadOptions{Stdin: stdin, Validate: g.Validate})
+	opts.OnPathItem = read
+	doc, err := openapi.Load(ctx, g.Spec, openapi.LoadOptions{Stdin: stdin, Validate: g.Validate, DeferPaths: true})
 	if err != nil {
 		return nil, err
 	}
-	if read != nil {
-		read(doc)
-	}
-	res, err := openapi.Generate(doc, opts)
+	res, err := openapi.GenerateContext(ctx, doc, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -134,8 +133,8 @@ func (c *toolsCmd) search(ctx context.Context, std streams) error {
 			return err
 		}
 	}
-	var ops discovery.Operations
-	res, err := c.generate(ctx, std.stdin, std.stderr, func(doc *openapi.Document) { ops = discovery.ReadOperations(doc) })
+	ops := discovery.Operations{}
+	res, err := c.generate(ctx, std.stdin, std.stderr, ops.Read)
 	if err != nil {
 		return err
 	}
