@@ -13,10 +13,12 @@ import (
 // Operations is what the index reads from a document beside its tools:
 // each operation's tags, the names of its request and response schemas,
 // its arguments' descriptions, whether it moves files and whether it says
-// x-mcp-pin, by "METHOD /path" as in the document. It is read before the
-// tools are generated when generation consumes the document
-// (openapi.GenerateOptions.Consume drops each operation once its tools are
-// made), so that the document is never whole beside its tools.
+// x-mcp-pin, by "METHOD /path" as in the document. When generation
+// consumes the document (openapi.GenerateOptions.Consume drops each
+// operation once its tools are made), it is read before (ReadOperations)
+// or, path item by path item, as generation walks them (Read, as
+// GenerateOptions.OnPathItem), so that the document is never whole beside
+// its tools.
 type Operations map[string]opInfo
 
 // ReadOperations reads doc's Operations (none from a nil doc).
