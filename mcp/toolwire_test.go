@@ -146,10 +146,14 @@ func schemaEqual(a, b json.RawMessage) bool {
 	return json.Compact(&ca, a) == nil && json.Compact(&cb, b) == nil && bytes.Equal(ca.Bytes(), cb.Bytes())
 }
 
+// decodeAny decodes b with its numbers as written (json.Number): a float64
+// cannot hold every number JSON can (a schema may be 1e400).
 func decodeAny(t *testing.T, b []byte) any {
 	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
 	var v any
-	if err := json.Unmarshal(b, &v); err != nil {
+	if err := dec.Decode(&v); err != nil {
 		t.Fatalf("%v: %s", err, b)
 	}
 	return v
