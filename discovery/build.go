@@ -248,9 +248,9 @@ func (b *builder) docActions(d *Doc, itemPath bool) []string {
 	acts := methodActions(d.Method, itemPath)
 	verb := func(s string, plurals bool) {
 		first := ""
-		words(s, func(w string) {
-			if first == "" && !stopWords[w] {
-				first = w
+		b.words(s, func(w []byte) {
+			if first == "" && !stopWords[string(w)] {
+				first = string(w)
 			}
 		})
 		st := b.stems.stem(first)

@@ -61,13 +61,21 @@ func splitWords(buf []byte, s string, emit func(w []byte)) []byte {
 				continue
 			}
 		}
+		if lc := c | 0x20; lc >= 'a' && lc <= 'z' { // an ASCII letter, the common case
+			if c != lc && len(buf) > 0 && caseBoundary(s, i, rune(c)) {
+				flush()
+			}
+			buf = append(buf, lc)
+			i++
+			continue
+		}
 		r, size := rune(c), 1
 		if c >= utf8.RuneSelf {
 			r, size = utf8.DecodeRuneInString(s[i:])
 		}
 		switch {
 		case unicode.IsLetter(r):
-			if len(buf) > 0 && caseBoundary(s, i, r) {
+			if len(buf) > 0 && unicode.IsUpper(r) && caseBoundary(s, i, r) { // only before a capital
 				flush()
 			}
 			buf = utf8.AppendRune(buf, unicode.ToLower(r))
