@@ -55,7 +55,7 @@ type LoadOptions struct {
 	// MaxBytes bounds the size of a document read from stdin or a URL
 	// (0 means 256 MiB).
 	MaxBytes int64
-	// DeferPaths leaves the path items of a JSON OpenAPI 3.x document to
+	// DeferPaths leaves the path items of an OpenAPI 3.x document to
 	// Generate, which builds them on another goroutine while it makes the
 	// tools of those before them, and drops each once its tools are made
 	// (on two cores Microsoft Graph's tools are ready in about a quarter
