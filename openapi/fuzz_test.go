@@ -1,6 +1,7 @@
 package openapi
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -10,7 +11,10 @@ import (
 
 // FuzzParseGenerate: whatever the bytes, Parse either fails with a
 // *LoadError naming the source, or gives a document that Generate turns
-// into tools whose tools/list encodes; nothing panics.
+// into tools whose tools/list encodes; nothing panics. With DeferPaths
+// the same bytes give the same tools, or fail too (Parse or Generate,
+// with a LoadError: which broken path item is named may differ, since
+// without it they are built in no order).
 //
 //	go test -run '^$' -fuzz FuzzParseGenerate -fuzztime 60s ./openapi/
 func FuzzParseGenerate(f *testing.F) {
@@ -31,11 +35,25 @@ definitions: {A: {$ref: "#/definitions/A"}}`))
 		if len(data) > 1<<16 {
 			return
 		}
+		isLoadError := func(err error) bool {
+			var le *LoadError
+			return errors.As(err, &le) && le.Source == "fuzz.yaml"
+		}
+		deferred, derr := Parse(context.Background(), data, "fuzz.yaml", LoadOptions{DeferPaths: true})
+		var dres *Result
+		if derr == nil {
+			dres, derr = Generate(deferred, GenerateOptions{Consume: true})
+		}
+		if derr != nil && !isLoadError(derr) {
+			t.Fatalf("DeferPaths: error %v (%T) is not a LoadError naming the source", derr, derr)
+		}
 		doc, err := Parse(context.Background(), data, "fuzz.yaml", LoadOptions{})
 		if err != nil {
-			var le *LoadError
-			if !errors.As(err, &le) || le.Source != "fuzz.yaml" {
+			if !isLoadError(err) {
 				t.Fatalf("error %v (%T) is not a LoadError naming the source", err, err)
+			}
+			if derr == nil {
+				t.Fatalf("Parse failed (%v) but with DeferPaths generation did not", err)
 			}
 			return
 		}
@@ -43,8 +61,15 @@ definitions: {A: {$ref: "#/definitions/A"}}`))
 		if err != nil {
 			t.Fatalf("Generate: %v", err)
 		}
-		if _, err := EncodeToolsList(res.Tools); err != nil {
+		list, err := EncodeToolsList(res.Tools)
+		if err != nil {
 			t.Fatalf("EncodeToolsList: %v", err)
+		}
+		if derr != nil {
+			t.Fatalf("with DeferPaths: %v; without, the document generates", derr)
+		}
+		if dlist, _ := EncodeToolsList(dres.Tools); !bytes.Equal(dlist, list) {
+			t.Fatalf("the tools differ with DeferPaths:\n%s\n%s", dlist, list)
 		}
 	})
 }
