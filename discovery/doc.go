@@ -5,8 +5,9 @@
 // It owns:
 //   - the index ([New], [Index.Search], [Index.Lookup]) over the tools of one
 //     or several APIs, built once at load from [Doc] values ([FromTools]
-//     fills them from generated tools and what [ReadOperations] read from
-//     their document before generation consumed it);
+//     fills them from generated tools and the [Operations] of their
+//     document, read before generation consumes it ([ReadOperations]) or
+//     as generation walks its path items ([Operations.Read]));
 //   - the ranking (below) and its evaluation (testdata/eval, eval_test.go);
 //   - optional semantic re-ranking through an OpenAI-compatible embeddings
 //     endpoint ([Embedder], off unless configured);
