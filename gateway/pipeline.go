@@ -66,16 +66,16 @@ func (g *Gateway) serveTool(a *api, gen, t *openapi.Tool) (*servedTool, error) {
 	return st, nil
 }
 
-// register adds st to a tool set: an ordinary tool, or a task tool whose
+// spec is how st joins a tool set: an ordinary tool, or a task tool whose
 // Prepare takes the steps before a task is created and whose Run runs the
 // task with the definition it was created with (taskDefinition).
-func (g *Gateway) register(ts *mcp.ToolSet, st *servedTool) error {
+func (g *Gateway) spec(st *servedTool) mcp.ToolSpec {
 	if !st.task {
-		return ts.Add(&st.def, st.handler)
+		return mcp.ToolSpec{Tool: &st.def, Handler: st.handler}
 	}
 	st.run = g.taskRun(st.api, st.ep)
 	name := st.tool.Name
-	return ts.AddTask(&mcp.TaskTool{Tool: st.def, Support: mcp.TaskOptional, Idempotent: !st.tool.Route.Mutating,
+	return mcp.ToolSpec{Task: &mcp.TaskTool{Tool: st.def, Support: mcp.TaskOptional, Idempotent: !st.tool.Route.Mutating,
 		Prepare: g.taskPrepare(st),
 		Run: func(ctx context.Context, req *mcp.TaskRequest) (*mcp.CallToolResult, error) {
 			def := g.taskDefinition(req.ToolsVersion, name)
@@ -86,7 +86,7 @@ func (g *Gateway) register(ts *mcp.ToolSet, st *servedTool) error {
 				return def.run(ctx, req)
 			}
 			return g.runTask(ctx, def, req)
-		}})
+		}}}
 }
 
 // runTask runs a task in a worker, in a span of its own, with an audit

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // ToolSet is a complete set of tools, built off the request path and put in
@@ -39,35 +41,54 @@ func (s *Server) NewToolSet() *ToolSet {
 
 // Add adds (or replaces) a tool; see Server.AddTool.
 func (ts *ToolSet) Add(t *Tool, h ToolHandler) error {
-	if h == nil {
-		return fmt.Errorf("mcp: tool %q: nil handler", t.Name)
-	}
-	return ts.add(t, h, nil)
+	return ts.AddAll([]ToolSpec{{Tool: t, Handler: h}})
 }
 
 // AddTask adds a tool that runs as a task; see Server.AddTaskTool. The
 // server needs EnableTasks.
 func (ts *ToolSet) AddTask(t *TaskTool) error {
-	if err := ts.srv.checkTaskTool(t); err != nil {
-		return err
-	}
-	tt := *t
-	return ts.add(&tt.Tool, nil, &tt)
+	return ts.AddAll([]ToolSpec{{Task: t}})
 }
 
-func (ts *ToolSet) add(t *Tool, h ToolHandler, task *TaskTool) error {
-	w, e, err := newToolEntry(t, h, task, ts.schemaPool())
-	if err != nil {
-		return err
-	}
-	return ts.put(e, w)
+// A ToolSpec is one tool for AddAll: an ordinary tool (Tool and its
+// Handler, as Add takes them) or a task tool (Task, as AddTask takes it).
+type ToolSpec struct {
+	Tool    *Tool
+	Handler ToolHandler
+	Task    *TaskTool
 }
 
-// schemaPool is the set's pool of schemas (nil once it is in service).
-func (ts *ToolSet) schemaPool() *schemaPool {
+// AddAll adds tools in order, as Add and AddTask would one after the
+// other (a later tool of a name replaces an earlier one in its place),
+// validating and encoding them on every core first: a large API registers
+// thousands of tools (Microsoft Graph: 11,422). It adds all of them or,
+// when one is invalid, none, and returns the first invalid one's error.
+func (ts *ToolSet) AddAll(specs []ToolSpec) error {
+	pool := ts.schemaPool()
+	type entry struct {
+		w   wire
+		e   *toolEntry
+		err error
+	}
+	entries := make([]entry, len(specs))
+	eachIndex(len(specs), func(i int) {
+		w, e, err := ts.newEntry(specs[i], pool)
+		entries[i] = entry{w, e, err}
+	})
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
-	return ts.pool
+	if ts.used {
+		return errors.New("mcp: the tool set is in service and cannot change")
+	}
+	for _, en := range entries {
+		if en.err != nil {
+			return en.err
+		}
+	}
+	for _, en := range entries {
+		ts.putLocked(en.e, en.w)
+	}
+	return nil
 }
 
 // put adds an entry built by newToolEntry.
@@ -77,13 +98,75 @@ func (ts *ToolSet) put(e *toolEntry, w wire) error {
 	if ts.used {
 		return errors.New("mcp: the tool set is in service and cannot change")
 	}
+	ts.putLocked(e, w)
+	return nil
+}
+
+// putLocked is put with ts.mu held and the set not in service.
+func (ts *ToolSet) putLocked(e *toolEntry, w wire) {
 	ts.reg.put(e.tool.Name, w, e)
 	if e.task != nil {
 		ts.tasks[e.tool.Name] = e.task
 	} else {
 		delete(ts.tasks, e.tool.Name)
 	}
-	return nil
+}
+
+// newEntry validates and encodes one tool of AddAll.
+func (ts *ToolSet) newEntry(sp ToolSpec, pool *schemaPool) (wire, *toolEntry, error) {
+	switch {
+	case sp.Task != nil:
+		if sp.Tool != nil || sp.Handler != nil {
+			return wire{}, nil, fmt.Errorf("mcp: task tool %q: a ToolSpec with a Task has no Tool or Handler", sp.Task.Tool.Name)
+		}
+		if err := ts.srv.checkTaskTool(sp.Task); err != nil {
+			return wire{}, nil, err
+		}
+		tt := *sp.Task
+		return newToolEntry(&tt.Tool, nil, &tt, pool)
+	case sp.Tool == nil:
+		return wire{}, nil, errors.New("mcp: a ToolSpec with neither a Tool nor a Task")
+	case sp.Handler == nil:
+		return wire{}, nil, fmt.Errorf("mcp: tool %q: nil handler", sp.Tool.Name)
+	}
+	return newToolEntry(sp.Tool, sp.Handler, nil, pool)
+}
+
+// eachIndex calls f for each index below n, on up to GOMAXPROCS
+// goroutines when n is large enough for that to pay; f must be safe for
+// concurrent use with other indexes.
+func eachIndex(n int, f func(int)) {
+	const chunk = 64
+	workers := min(runtime.GOMAXPROCS(0), (n+chunk-1)/chunk)
+	if workers <= 1 {
+		for i := range n {
+			f(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				start := int(next.Add(chunk)) - chunk
+				if start >= n {
+					return
+				}
+				for i := start; i < min(start+chunk, n); i++ {
+					f(i)
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// schemaPool is the set's pool of schemas (nil once it is in service).
+func (ts *ToolSet) schemaPool() *schemaPool {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	return ts.pool
 }
 
 // Schemas returns a tool's input and output schemas as the set holds them:

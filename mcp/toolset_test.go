@@ -1,10 +1,12 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -273,5 +275,117 @@ func TestToolSetTaskTools(t *testing.T) {
 			r, _ := c.Do(ctx, "tasks/get", map[string]any{"taskId": created.TaskID})
 			return r.Error == nil && strings.Contains(string(r.Result), fmt.Sprintf(`"text":"report %s"`, version))
 		}, version+": the task did not complete with its definition")
+	}
+}
+
+// TestToolSetVersionCoversDefinitions checks that the version changes with
+// every part of a tool's definition, its schemas included (they are hashed
+// by digest, once per distinct schema), and with nothing else.
+func TestToolSetVersionCoversDefinitions(t *testing.T) {
+	s := NewServer(Implementation{Name: "versions", Version: "1"}, nil)
+	noop := func(context.Context, *CallToolRequest) (*CallToolResult, error) { return nil, nil }
+	in := json.RawMessage(`{"type":"object","properties":{"id":{"type":"string"}}}`)
+	out := json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`)
+	base := Tool{Name: "getPet", Description: "Get a pet", InputSchema: in, OutputSchema: out}
+	version := func(tools ...Tool) string {
+		ts := s.NewToolSet()
+		for i := range tools {
+			must(t, ts.Add(&tools[i], noop))
+		}
+		return ts.Version()
+	}
+	other := func(change func(*Tool)) Tool {
+		tl := base
+		change(&tl)
+		return tl
+	}
+	want := version(base, other(func(tl *Tool) { tl.Name = "getPet2" }))
+	// The same definitions, written another way (the set compacts schemas),
+	// have the same version.
+	spaced := other(func(tl *Tool) { tl.InputSchema = json.RawMessage(" " + string(in) + "\n") })
+	if got := version(spaced, other(func(tl *Tool) { tl.Name = "getPet2" })); got != want {
+		t.Errorf("the same definitions, schemas spaced: version %s, want %s", got, want)
+	}
+	for _, tc := range []struct {
+		name  string
+		tools []Tool
+	}{
+		{"another input schema", []Tool{other(func(tl *Tool) { tl.InputSchema = out }), other(func(tl *Tool) { tl.Name = "getPet2" })}},
+		{"another output schema", []Tool{other(func(tl *Tool) { tl.OutputSchema = in }), other(func(tl *Tool) { tl.Name = "getPet2" })}},
+		{"no output schema", []Tool{other(func(tl *Tool) { tl.OutputSchema = nil }), other(func(tl *Tool) { tl.Name = "getPet2" })}},
+		{"schemas swapped", []Tool{other(func(tl *Tool) { tl.InputSchema, tl.OutputSchema = out, in }), other(func(tl *Tool) { tl.Name = "getPet2" })}},
+		{"another description", []Tool{other(func(tl *Tool) { tl.Description = "Get one pet" }), other(func(tl *Tool) { tl.Name = "getPet2" })}},
+		{"another order", []Tool{other(func(tl *Tool) { tl.Name = "getPet2" }), base}},
+		{"one tool fewer", []Tool{base}},
+	} {
+		if got := version(tc.tools...); got == want {
+			t.Errorf("%s: the version did not change", tc.name)
+		}
+	}
+}
+
+// TestToolSetAddAll checks that a batch is added as the same tools added
+// one by one would be: in order, a repeated name replacing the earlier tool
+// in its place, task tools as tasks, whatever the number of cores that
+// encode them; and that a batch with an invalid tool adds nothing.
+func TestToolSetAddAll(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4)) // several encoders, even on one core
+	mgr := tasks.NewMemory(100, tasks.Options{})
+	runner, err := tasks.NewRunner(tasks.RunnerConfig{Manager: mgr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewServer(Implementation{Name: "batch", Version: "1"}, nil)
+	must(t, s.EnableTasks(TaskConfig{Runner: runner}))
+	noop := func(context.Context, *CallToolRequest) (*CallToolResult, error) { return nil, nil }
+	run := func(context.Context, *TaskRequest) (*CallToolResult, error) { return nil, nil }
+	schema := func(i int) json.RawMessage {
+		return json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{"p%d":{"type":"string"}}}`, i%7))
+	}
+	var specs []ToolSpec
+	for i := range 1000 {
+		name := fmt.Sprintf("tool%04d", i)
+		if i == 900 {
+			name = "tool0100" // replaces tool 100, in its place
+		}
+		tl := &Tool{Name: name, Description: fmt.Sprint("tool number ", i), InputSchema: schema(i), OutputSchema: schema(i + 3)}
+		if i%10 == 3 {
+			specs = append(specs, ToolSpec{Task: &TaskTool{Tool: *tl, Support: TaskOptional, Run: run}})
+		} else {
+			specs = append(specs, ToolSpec{Tool: tl, Handler: noop})
+		}
+	}
+	one := s.NewToolSet()
+	for _, sp := range specs {
+		if sp.Task != nil {
+			must(t, one.AddTask(sp.Task))
+		} else {
+			must(t, one.Add(sp.Tool, sp.Handler))
+		}
+	}
+	all := s.NewToolSet()
+	must(t, all.AddAll(specs))
+	if all.Len() != 999 || all.Version() != one.Version() {
+		t.Fatalf("AddAll: %d tools, version %s; one by one: %d, %s", all.Len(), all.Version(), one.Len(), one.Version())
+	}
+	if len(all.tasks) != len(one.tasks) || all.tasks["tool0103"] == nil || all.tasks["tool0100"] != nil {
+		t.Errorf("task tools: %d (one by one %d)", len(all.tasks), len(one.tasks))
+	}
+	in, _, _ := all.Schemas("tool0100")
+	if !bytes.Equal(in, schema(900)) {
+		t.Errorf("tool0100 has %s, want the later tool's schema", in)
+	}
+
+	bad := slices.Clone(specs)
+	bad[700] = ToolSpec{Tool: &Tool{Name: "bad name"}, Handler: noop}
+	bad[800] = ToolSpec{Tool: &Tool{Name: "nohandler"}}
+	empty := s.NewToolSet()
+	if err := empty.AddAll(bad); err == nil || !strings.Contains(err.Error(), `"bad name"`) || empty.Len() != 0 {
+		t.Errorf("a batch with an invalid tool: %v, %d tools added", err, empty.Len())
+	}
+	for _, sp := range []ToolSpec{{}, {Tool: &Tool{Name: "x"}}, {Task: &TaskTool{Tool: Tool{Name: "x"}, Support: TaskOptional, Run: run}, Handler: noop}} {
+		if err := empty.AddAll([]ToolSpec{sp}); err == nil {
+			t.Errorf("ToolSpec %+v was accepted", sp)
+		}
 	}
 }

@@ -2,6 +2,8 @@ package mcp
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"hash/maphash"
@@ -24,10 +26,11 @@ import (
 // tool's is its frame with its two schemas set in, at inAt and outAt, so
 // that the schemas can be shared with the set's other tools.
 type wire struct {
-	frame       []byte
-	in, out     []byte
-	inAt, outAt int
-	legacy      legacyOut // how a 2025-11-25 session sees the outputSchema
+	frame         []byte
+	in, out       []byte
+	inSum, outSum *[sha256.Size]byte // the schemas' digests (the fingerprint's), nil with no schema
+	inAt, outAt   int
+	legacy        legacyOut // how a 2025-11-25 session sees the outputSchema
 }
 
 // legacyOut is how a tool's outputSchema fits 2025-11-25, which requires
@@ -73,13 +76,25 @@ func (w *wire) len(e era) int {
 	return n
 }
 
-// writeTo writes the item's 2026-07-28 form to h (the fingerprint).
+// writeTo writes what identifies the item's 2026-07-28 form to h (the
+// fingerprint): its frame, where its schemas go, and their digests, each
+// computed once for a schema the set's tools share (Graph's 11,422 tools
+// would otherwise have some 50 MB of shared schemas hashed again).
 func (w *wire) writeTo(h io.Writer) {
-	_, _ = h.Write(w.frame[:w.inAt])
-	_, _ = h.Write(w.in)
-	_, _ = h.Write(w.frame[w.inAt:w.outAt])
-	_, _ = h.Write(w.out)
-	_, _ = h.Write(w.frame[w.outAt:])
+	var n [3 * 8]byte
+	binary.BigEndian.PutUint64(n[0:], uint64(len(w.frame)))
+	binary.BigEndian.PutUint64(n[8:], uint64(w.inAt))
+	binary.BigEndian.PutUint64(n[16:], uint64(w.outAt))
+	_, _ = h.Write(n[:])
+	_, _ = h.Write(w.frame)
+	for _, sum := range [2]*[sha256.Size]byte{w.inSum, w.outSum} {
+		if sum == nil {
+			_, _ = h.Write([]byte{0})
+			continue
+		}
+		_, _ = h.Write([]byte{1})
+		_, _ = h.Write(sum[:])
+	}
 }
 
 // A schemaPool keeps one copy of each distinct schema of a tool set, with
@@ -92,9 +107,10 @@ type schemaPool struct {
 	scratch sync.Pool // *[]byte, for compacting
 }
 
-// A pooledSchema is one distinct schema, compacted.
+// A pooledSchema is one distinct schema, compacted, and its digest.
 type pooledSchema struct {
-	b []byte
+	b   []byte
+	sum [sha256.Size]byte
 
 	legacyOnce sync.Once
 	legacy     legacyOut // as an outputSchema
@@ -113,7 +129,7 @@ func newSchemaPool() *schemaPool {
 func (p *schemaPool) schema(raw json.RawMessage) (*pooledSchema, error) {
 	if p == nil {
 		b, err := compactSchema(raw)
-		return &pooledSchema{b: b}, err
+		return newPooledSchema(b), err
 	}
 	h := maphash.Bytes(p.seed, raw)
 	p.mu.Lock()
@@ -134,12 +150,16 @@ func (p *schemaPool) schema(raw json.RawMessage) (*pooledSchema, error) {
 	have, ok := p.byHash[h]
 	switch {
 	case !ok:
-		have = &pooledSchema{b: b}
+		have = newPooledSchema(b)
 		p.byHash[h] = have
 	case !bytes.Equal(have.b, b):
-		have = &pooledSchema{b: b}
+		have = newPooledSchema(b)
 	}
 	return have, nil
+}
+
+func newPooledSchema(b []byte) *pooledSchema {
+	return &pooledSchema{b: b, sum: sha256.Sum256(b)}
 }
 
 // compact is raw compacted: raw itself (capacity-bounded) when it is
@@ -206,13 +226,13 @@ func encodeToolWire(t *Tool, pool *schemaPool) (wire, error) {
 	if err != nil {
 		return wire{}, fmt.Errorf("inputSchema: %w", err)
 	}
-	w.in = in.b
+	w.in, w.inSum = in.b, &in.sum
 	if len(t.OutputSchema) > 0 {
 		out, err := pool.schema(t.OutputSchema)
 		if err != nil {
 			return wire{}, fmt.Errorf("outputSchema: %w", err)
 		}
-		w.out, w.legacy = out.b, out.legacyOut()
+		w.out, w.outSum, w.legacy = out.b, &out.sum, out.legacyOut()
 	}
 	size := 80 + len(t.Name) + len(t.Title) + len(t.Description) + len(icons) + len(annotations) + len(meta)
 	b := make([]byte, 0, size+size/16)
