@@ -28,6 +28,9 @@ type evalSet struct {
 	// Fresh requests were written after the last tuning decision, to
 	// measure it on requests no decision has seen (see README.md).
 	Fresh []evalQuery `yaml:"fresh"`
+	// Unseen requests were written by someone who read only the document,
+	// never the ranking or a result (see README.md).
+	Unseen []evalQuery `yaml:"unseen"`
 }
 
 type evalQuery struct {
@@ -100,7 +103,7 @@ func TestEvalSetResolves(t *testing.T) {
 		s := loadEvalSet(t, api)
 		c := loadCorpusAPI(t, api, s.Doc)
 		seen := map[string]bool{}
-		for _, q := range slices.Concat(s.Dev, s.Heldout, s.Fresh) {
+		for _, q := range slices.Concat(s.Dev, s.Heldout, s.Fresh, s.Unseen) {
 			total++
 			if seen[q.Q] {
 				t.Errorf("%s: %q appears twice", api, q.Q)
@@ -198,10 +201,10 @@ func TestEval(t *testing.T) {
 		t.Fatal(err)
 	}
 	rankings = append(rankings, embedded...)
-	halves := []string{"dev", "heldout", "fresh"}
+	halves := []string{"dev", "heldout", "fresh", "unseen"}
 	if only := os.Getenv("EVAL_HALF"); only != "" {
 		if !slices.Contains(halves, only) {
-			t.Fatalf("EVAL_HALF=%s: want dev, heldout or fresh", only)
+			t.Fatalf("EVAL_HALF=%s: want dev, heldout, fresh or unseen", only)
 		}
 		halves = []string{only}
 	}
@@ -223,7 +226,7 @@ func TestEval(t *testing.T) {
 			for _, half := range []struct {
 				name string
 				qs   []evalQuery
-			}{{"dev", s.Dev}, {"heldout", s.Heldout}, {"fresh", s.Fresh}} {
+			}{{"dev", s.Dev}, {"heldout", s.Heldout}, {"fresh", s.Fresh}, {"unseen", s.Unseen}} {
 				if !slices.Contains(halves, half.name) {
 					continue
 				}
