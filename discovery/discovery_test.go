@@ -505,3 +505,31 @@ func TestBinaryBodyActions(t *testing.T) {
 		t.Errorf("download the report: %v, want get_report_content first", got)
 	}
 }
+
+// TestOpenReadsWhatExists checks that "open" creates with an indefinite
+// object and reads with a definite or possessive one.
+func TestOpenReadsWhatExists(t *testing.T) {
+	docs := []Doc{
+		{Name: "create_notebook", Method: "POST", Path: "/me/notebooks", Title: "Create a notebook"},
+		{Name: "get_notebook", Method: "GET", Path: "/me/notebooks/{id}", Title: "Get a notebook"},
+	}
+	ix, err := New(docs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ query, first string }{
+		{"open a notebook for my class", "create_notebook"},
+		{"open a new notebook", "create_notebook"},
+		{"open my notebook", "get_notebook"},
+		{"open the notebook", "get_notebook"},
+		{"open this notebook", "get_notebook"},
+	} {
+		res, err := ix.Search(t.Context(), Query{Text: tc.query})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := names(res); len(got) == 0 || got[0] != tc.first {
+			t.Errorf("%q: %v, want %s first", tc.query, got, tc.first)
+		}
+	}
+}

@@ -69,8 +69,10 @@
 //     is a delete, POST on an item an update) and the verbs of its name,
 //     title and RPC-style last path segment (/cancel, /merge), and from the
 //     document (a file response is a download, a file request body an
-//     upload); a request has one verb, its first action word, and a
-//     question ("which invoices …") has none but read; "all" implies a
+//     upload); a request has one verb, its first action word ("open"
+//     reads a definite object: "open my notebook", and creates an
+//     indefinite one: "open an issue"), and a question ("which invoices
+//     …") has none but read; "all" implies a
 //     list, "my" the caller's own resources (/me, GitHub's /user);
 //   - for each word, a bonus on the tools whose path ends in the resource
 //     it (or a stand-in) names.
