@@ -533,3 +533,39 @@ func TestOpenReadsWhatExists(t *testing.T) {
 		}
 	}
 }
+
+// TestScopeNamedKeepsItsMember checks that of a family of near-duplicates
+// the member kept first is the one whose scope the query names, else the
+// best-scored one.
+func TestScopeNamedKeepsItsMember(t *testing.T) {
+	// The organization's secret matches the query better ("deploy") and
+	// its path is shorter; "repo" is in most paths, so that naming the
+	// repository gives its member little on its own.
+	docs := []Doc{
+		{Name: "delete_org_secret", Method: "DELETE", Path: "/orgs/{org}/secrets/{name}", Title: "Delete a deploy secret"},
+		{Name: "delete_repo_secret", Method: "DELETE", Path: "/repos/{owner}/{repo}/secrets/{name}", Title: "Delete a secret"},
+		{Name: "get_user_calendar", Method: "GET", Path: "/users/{id}/calendar", Title: "Get calendar"},
+		{Name: "get_my_calendar", Method: "GET", Path: "/me/calendar", Title: "Get calendar"},
+	}
+	for _, leaf := range []string{"issues", "pulls", "commits", "branches", "releases", "tags", "labels", "hooks"} {
+		docs = append(docs, Doc{Name: "list_" + leaf, Method: "GET", Path: "/repos/{owner}/{repo}/" + leaf, Title: "List " + leaf})
+	}
+	ix, err := New(docs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ query, first string }{
+		{"remove the deploy secret from this repo", "delete_repo_secret"},
+		{"remove the deploy secret from the org", "delete_org_secret"},
+		{"show my calendar", "get_my_calendar"},
+		{"show the calendar of a user", "get_user_calendar"},
+	} {
+		res, err := ix.Search(t.Context(), Query{Text: tc.query})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := names(res); len(got) < 2 || got[0] != tc.first || res[1].Score >= res[0].Score {
+			t.Errorf("%q: %v, want %s first, well ahead", tc.query, res, tc.first)
+		}
+	}
+}

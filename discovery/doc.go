@@ -82,8 +82,10 @@
 // (coordination) and by a prior that prefers shorter paths; the words the
 // five best tools share are added as one weak concept for a second pass
 // (pseudo-relevance feedback), and near-duplicates (one operation reached
-// through /me, /users/{id} and /groups/{id}) after the first are demoted so
-// that the first results show different operations.
+// through /me, /users/{id} and /groups/{id}) but one are demoted so that the
+// first results show different operations: the one kept is the best whose
+// scope (the path's first segment, or /me for "my") the query names, else
+// the best.
 //
 // [PlainBM25] is the baseline the evaluation compares with: one bag of
 // lower-cased words, no stemming, no synonyms.

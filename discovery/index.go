@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -110,8 +111,9 @@ type Options struct {
 // once by [New] and is safe for concurrent use.
 type Index struct {
 	docs   []Doc
-	short  []string // one-paragraph descriptions for results
-	family []string // near-duplicate key per tool (see diversify)
+	short  []string  // one-paragraph descriptions for results
+	family []string  // near-duplicate key per tool (see diversify)
+	scope  [][]int32 // per tool, the terms of its path's first literal segment
 	byName map[string]int32
 	prior  []float32
 
@@ -166,9 +168,11 @@ func New(docs []Doc, opts Options) (*Index, error) {
 	b.build()
 	ix.short = make([]string, len(docs))
 	ix.family = make([]string, len(docs))
+	ix.scope = make([][]int32, len(docs))
 	for i := range docs {
 		ix.short[i] = shortDescription(docs[i].Description, docs[i].Title)
 		ix.family[i] = familyKey(&docs[i])
+		ix.scope[i] = ix.scopeTerms(&docs[i])
 	}
 	if opts.Embeddings != nil {
 		ix.embed = newEmbedState(ix, opts.Embeddings)
@@ -223,7 +227,7 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Result, error) {
 		hits = ix.embed.rerank(ctx, q.Text, hits, q)
 	}
 	if ix.opts.Ranking == Ranked {
-		ix.diversify(hits)
+		ix.diversify(hits, queryTerms(concepts))
 	}
 	if len(hits) > limit {
 		hits = hits[:limit]
@@ -430,18 +434,83 @@ func (ix *Index) feedback(concepts []concept, hits []hit) (concept, bool) {
 // diversify lets one member of each family of near-duplicates keep its
 // score and demotes the others, so that ten copies of one operation
 // reached through /me, /users/{id} and /groups/{id} do not push every other
-// candidate out of the first results. hits is re-sorted in place.
-func (ix *Index) diversify(hits []hit) {
+// candidate out of the first results. The member kept is the best one
+// whose scope (its path's first segment) the query names ("this
+// repository's secret" keeps /repos/…, not the shorter /orgs/…), else the
+// best. hits is re-sorted in place.
+func (ix *Index) diversify(hits []hit, inQuery map[int32]bool) {
+	kept := make(map[string]int32, len(hits))
+	for _, h := range hits {
+		f := ix.family[h.doc]
+		if _, ok := kept[f]; !ok || (ix.scopeNamed(h.doc, inQuery) && !ix.scopeNamed(kept[f], inQuery)) {
+			kept[f] = h.doc
+		}
+	}
 	seen := make(map[string]int, len(hits))
 	for i := range hits {
 		f := ix.family[hits[i].doc]
-		n := seen[f]
-		seen[f] = n + 1
+		if kept[f] == hits[i].doc {
+			continue
+		}
+		n := seen[f] + 1
+		seen[f] = n
 		for ; n > 0; n-- {
 			hits[i].score *= ix.w.duplicate
 		}
 	}
 	sortHits(hits)
+}
+
+// scopeNamed reports whether the query names doc's scope.
+func (ix *Index) scopeNamed(doc int32, inQuery map[int32]bool) bool {
+	for _, t := range ix.scope[doc] {
+		if inQuery[t] {
+			return true
+		}
+	}
+	return false
+}
+
+// queryTerms are the terms of a query's concepts, stand-ins included.
+func queryTerms(concepts []concept) map[int32]bool {
+	out := map[int32]bool{}
+	for _, c := range concepts {
+		for _, v := range c.vs {
+			out[v.term] = true
+		}
+	}
+	return out
+}
+
+// scopeTerms are the index terms of the first literal segment of d's path
+// past a version ("/v1/customers" → customer, "/repos/{owner}/…" → repo),
+// and the caller's own ("my") for a tool that acts on the caller (/me).
+func (ix *Index) scopeTerms(d *Doc) []int32 {
+	var out []int32
+	if id, ok := ix.terms[actionToken("self")]; ok && isSelf(d) {
+		out = append(out, id)
+	}
+	for _, seg := range strings.Split(strings.Trim(d.Path, "/"), "/") {
+		if seg == "" || strings.HasPrefix(seg, "{") || versionSegment(seg) {
+			continue
+		}
+		words(seg, func(w string) {
+			if id, ok := ix.terms[stem(w)]; ok && !slices.Contains(out, id) {
+				out = append(out, id)
+			}
+		})
+		break
+	}
+	return out
+}
+
+// versionSegment reports whether a path segment is an API version ("v1",
+// "v2beta1", "api").
+func versionSegment(seg string) bool {
+	if seg == "api" {
+		return true
+	}
+	return len(seg) >= 2 && seg[0] == 'v' && seg[1] >= '0' && seg[1] <= '9'
 }
 
 // familyKey groups operations that do the same thing in different places:
