@@ -174,6 +174,17 @@ func (b *builder) fields(d *Doc, fields [][]int32) {
 	}
 	b.words(name, add(fName))
 	b.words(d.Title, add(fTitle))
+	// The verb a title starts with ("Star a repository") is a term of its
+	// own, matched by a request's first word (see compile).
+	first := true
+	b.words(d.Title, func(w []byte) {
+		if first {
+			first = false
+			if id := b.wordID(w); id >= 0 {
+				fields[fAction] = append(fields[fAction], b.term(verbToken(b.names[id])))
+			}
+		}
+	})
 	lead, rest := leadSentence(plainText(d.Description))
 	b.words(lead, add(fLead))
 	descWords := 0

@@ -569,3 +569,25 @@ func TestScopeNamedKeepsItsMember(t *testing.T) {
 		}
 	}
 }
+
+// TestLeadVerb checks that a request's first word meets the verb its tools'
+// titles start with, even a verb of no action group.
+func TestLeadVerb(t *testing.T) {
+	docs := []Doc{
+		{Name: "search_repos", Method: "GET", Path: "/search/repositories", Title: "Search repositories by their stars", Description: "Find repositories by stars, forks and language.", Params: []string{"stars", "sort"}},
+		{Name: "list_repo_stars", Method: "GET", Path: "/repos/{owner}/{repo}/stars", Title: "List the stars of a repository"},
+		{Name: "star_repo", Method: "PUT", Path: "/user/starred/{owner}/{repo}", Title: "Star a repository for the authenticated user"},
+		{Name: "list_stargazers", Method: "GET", Path: "/repos/{owner}/{repo}/stargazers", Title: "List stargazers"},
+	}
+	ix, err := New(docs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := ix.Search(t.Context(), Query{Text: "star this repo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(res); len(got) == 0 || got[0] != "star_repo" {
+		t.Errorf("star this repo: %v, want star_repo first", res)
+	}
+}

@@ -75,7 +75,10 @@
 //     …") has none but read; "all" implies a
 //     list, "my" the caller's own resources (/me, GitHub's /user);
 //   - for each word, a bonus on the tools whose path ends in the resource
-//     it (or a stand-in) names.
+//     it (or a stand-in) names;
+//   - for the request's first word, a bonus on the tools whose title starts
+//     with it: most APIs' summaries start with their verb ("Star a
+//     repository"), also verbs of no action group.
 //
 // A stand-in never counts for more than its word could (its idf is capped at
 // the word's). The sum is scaled by the share of concepts a tool matched

@@ -10,6 +10,7 @@ const (
 	wAction       = 1.0 // the canonical action of a verb, matched on the action field
 	wImplied      = 0.5 // the read action implied by a question ("which invoices …")
 	wSelf         = 0.3 // "my" as "me", "self", "authenticated", "current"
+	wLeadVerb     = 0.5 // a request's first word, matched on the verb its tools' titles start with
 	wGroupmate    = 0.6 // another verb of the same action group, on the text fields
 	wCompoundHead = 0.7 // "mail" for "email"
 	rareDocs      = 20  // "a few"
@@ -54,6 +55,11 @@ func (ix *Index) compile(text string) []concept {
 		s := stem(w)
 		isFirst := first
 		first = false
+		if isFirst && !question {
+			if id, ok := ix.terms[verbToken(s)]; ok {
+				cs = append(cs, concept{w: wLeadVerb, bonus: true, vs: []variant{{id, 1}}})
+			}
+		}
 		// The request's verb is its first action word; later ones ("starting
 		// next quarter") only qualify it, and so do all in a question ("which
 		// cards has this customer saved").

@@ -106,6 +106,10 @@ func (idx *actionIndex) of(s string) []string {
 // the "@" keeps it apart from every word.
 func actionToken(action string) string { return "@" + action }
 
+// verbToken is the term the first word of a tool's title (its verb, in
+// most APIs' summaries) is indexed under, apart from its other fields.
+func verbToken(stem string) string { return "!" + stem }
+
 // leafToken is the term a word of a path's last literal segment (the
 // resource an operation acts on) is indexed under, apart from its other
 // fields.
