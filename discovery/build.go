@@ -258,18 +258,38 @@ func isSelf(d *Doc) bool {
 func (b *builder) docActions(d *Doc, itemPath bool) []string {
 	acts := methodActions(d.Method, itemPath)
 	verb := func(s string, plurals bool) {
-		first := ""
+		var ws []string // the first word, and the object's words up to a stop word
+		stopped := false
 		b.words(s, func(w []byte) {
-			if first == "" && !stopWords[string(w)] {
-				first = string(w)
+			switch {
+			case stopped:
+			case !stopWords[string(w)]:
+				ws = append(ws, string(w))
+			case len(ws) > 0 && !articles[string(w)]:
+				stopped = true
 			}
 		})
-		st := b.stems.stem(first)
-		if b.ix.nounishStems[st] || !plurals && strings.HasSuffix(first, "s") {
+		if len(ws) == 0 {
+			return
+		}
+		st := b.stems.stem(ws[0])
+		if b.ix.nounishStems[st] || !plurals && strings.HasSuffix(ws[0], "s") {
 			return
 		}
 		for _, a := range b.ix.actions.of(st) {
 			acts = appendUnique(acts, a)
+		}
+		// "Create a fork", "Create a workflow dispatch event": an action
+		// named as the thing created is the tool's action too.
+		if !slices.Contains(b.ix.actions.of(st), "create") {
+			return
+		}
+		for _, w := range ws[1:] {
+			if ost := b.stems.stem(w); !b.ix.nounishStems[ost] && !strings.HasSuffix(w, "s") {
+				for _, a := range b.ix.actions.of(ost) {
+					acts = appendUnique(acts, a)
+				}
+			}
 		}
 	}
 	verb(d.Title, true)
@@ -291,6 +311,9 @@ func (b *builder) docActions(d *Doc, itemPath bool) []string {
 	verb(name, true)
 	return acts
 }
+
+// articles may stand between a verb and its object ("Create a fork").
+var articles = map[string]bool{"a": true, "an": true, "the": true}
 
 // leafResource is what the last literal segment of a path names: the
 // resource itself, or, for an OData action or function

@@ -591,3 +591,27 @@ func TestLeadVerb(t *testing.T) {
 		t.Errorf("star this repo: %v, want star_repo first", res)
 	}
 }
+
+// TestNamedActions checks that an action named as a noun counts as the
+// action: after a light verb in a request ("make a copy"), and as the thing
+// a tool's title creates ("Create a fork").
+func TestNamedActions(t *testing.T) {
+	docs := []Doc{
+		{Name: "create_fork", Method: "POST", Path: "/repos/{owner}/{repo}/forks", Title: "Create a fork"},
+		{Name: "create_release", Method: "POST", Path: "/repos/{owner}/{repo}/releases", Title: "Create a release", Description: "Users with push access to the repository can create a release."},
+		{Name: "upload_asset", Method: "POST", Path: "/repos/{owner}/{repo}/releases/{id}/assets", Title: "Upload a release asset", Description: "Make a copy of a file available as a release asset."},
+	}
+	ix, err := New(docs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, query := range []string{"make my own copy of this repository", "duplicate the repository", "take a copy of the repository", "create a duplicate of the repository"} {
+		res, err := ix.Search(t.Context(), Query{Text: query})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := names(res); len(got) == 0 || got[0] != "create_fork" {
+			t.Errorf("%q: %v, want create_fork first", query, res)
+		}
+	}
+}

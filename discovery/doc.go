@@ -69,7 +69,9 @@
 //     is a delete, POST on an item an update) and the verbs of its name,
 //     title and RPC-style last path segment (/cancel, /merge), and from the
 //     document (a file response is a download, a file request body an
-//     upload); a request has one verb, its first action word ("open"
+//     upload), and a title's created thing when it names an action
+//     ("Create a fork" copies); a request has one verb, its first action
+//     word, or the noun after a light verb ("make a copy"; "open"
 //     reads a definite object: "open my notebook", and creates an
 //     indefinite one: "open an issue"), and a question ("which invoices
 //     …") has none but read; "all" implies a

@@ -40,6 +40,7 @@ func (ix *Index) compile(text string) []concept {
 		}
 	}
 	self, hasVerb := false, false
+	light := 0 // words left in which a light verb's noun may name the action
 	first := true
 	for i, w := range raw {
 		if selfWords[w] {
@@ -64,8 +65,19 @@ func (ix *Index) compile(text string) []concept {
 		// next quarter") only qualify it, and so do all in a question ("which
 		// cards has this customer saved").
 		var acts []string
-		if !question && !hasVerb && (isFirst || !nounish[w]) {
+		switch {
+		case !question && !hasVerb && (isFirst || !nounish[w]):
 			acts = verbActions(w, ix.actions.of(s), raw[i+1:])
+			if lightVerbs[w] {
+				light = lightReach
+			}
+		case light > 0:
+			// "make a copy", "run a search": the noun after a light verb
+			// names the action.
+			light--
+			if acts = ix.actions.of(s); len(acts) > 0 {
+				light = 0
+			}
 		}
 		if len(acts) > 0 {
 			hasVerb = true
@@ -108,6 +120,15 @@ func verbActions(w string, acts []string, rest []string) []string {
 	}
 	return []string{"read"}
 }
+
+// lightVerbs say little on their own: the noun after them names the action
+// ("make a copy" copies, "run a search" searches; "do" and "have" are stop
+// words and never a request's verb).
+var lightVerbs = map[string]bool{"make": true, "take": true, "give": true, "perform": true, "create": true, "run": true}
+
+// lightReach is how many content words after a light verb may name its
+// action.
+const lightReach = 3
 
 // readsWhenDefinite are the verbs that create something new of an
 // indefinite object and read a definite one.
