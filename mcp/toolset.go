@@ -4,9 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"runtime"
 	"sync"
-	"sync/atomic"
+
+	"github.com/mcpgate/mcpgate/internal/par"
 )
 
 // ToolSet is a complete set of tools, built off the request path and put in
@@ -71,7 +71,7 @@ func (ts *ToolSet) AddAll(specs []ToolSpec) error {
 		err error
 	}
 	entries := make([]entry, len(specs))
-	eachIndex(len(specs), func(i int) {
+	par.Each(len(specs), func(i int) {
 		w, e, err := ts.newEntry(specs[i], pool)
 		entries[i] = entry{w, e, err}
 	})
@@ -130,36 +130,6 @@ func (ts *ToolSet) newEntry(sp ToolSpec, pool *schemaPool) (wire, *toolEntry, er
 		return wire{}, nil, fmt.Errorf("mcp: tool %q: nil handler", sp.Tool.Name)
 	}
 	return newToolEntry(sp.Tool, sp.Handler, nil, pool)
-}
-
-// eachIndex calls f for each index below n, on up to GOMAXPROCS
-// goroutines when n is large enough for that to pay; f must be safe for
-// concurrent use with other indexes.
-func eachIndex(n int, f func(int)) {
-	const chunk = 64
-	workers := min(runtime.GOMAXPROCS(0), (n+chunk-1)/chunk)
-	if workers <= 1 {
-		for i := range n {
-			f(i)
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for {
-				start := int(next.Add(chunk)) - chunk
-				if start >= n {
-					return
-				}
-				for i := start; i < min(start+chunk, n); i++ {
-					f(i)
-				}
-			}
-		})
-	}
-	wg.Wait()
 }
 
 // schemaPool is the set's pool of schemas (nil once it is in service).
