@@ -615,3 +615,23 @@ func TestNamedActions(t *testing.T) {
 		}
 	}
 }
+
+// TestClauseCountsLess checks that the words of a clause telling why or
+// when count for less than the request's own.
+func TestClauseCountsLess(t *testing.T) {
+	docs := []Doc{
+		{Name: "watch_repo", Method: "PUT", Path: "/repos/{owner}/{repo}/subscription", Title: "Watch a repository"},
+		{Name: "list_releases", Method: "GET", Path: "/repos/{owner}/{repo}/releases", Title: "List new releases of a repository"},
+	}
+	ix, err := New(docs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := ix.Search(t.Context(), Query{Text: "watch this repository so I hear about new releases"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(res); len(got) == 0 || got[0] != "watch_repo" {
+		t.Errorf("%v, want watch_repo first", res)
+	}
+}

@@ -82,6 +82,9 @@
 //     with it: most APIs' summaries start with their verb ("Star a
 //     repository"), also verbs of no action group.
 //
+// The words of a clause that tells why or when ("… so I can find it
+// later", "… after their laptop was stolen") count half.
+//
 // A stand-in never counts for more than its word could (its idf is capped at
 // the word's). The sum is scaled by the share of concepts a tool matched
 // (coordination) and by a prior that prefers shorter paths; the words the

@@ -10,6 +10,7 @@ const (
 	wAction       = 1.0 // the canonical action of a verb, matched on the action field
 	wImplied      = 0.5 // the read action implied by a question ("which invoices …")
 	wSelf         = 0.3 // "my" as "me", "self", "authenticated", "current"
+	wClause       = 0.5 // a word of a clause that tells why or when
 	wLeadVerb     = 0.5 // a request's first word, matched on the verb its tools' titles start with
 	wGroupmate    = 0.6 // another verb of the same action group, on the text fields
 	wCompoundHead = 0.7 // "mail" for "email"
@@ -42,7 +43,12 @@ func (ix *Index) compile(text string) []concept {
 	self, hasVerb := false, false
 	light := 0 // words left in which a light verb's noun may name the action
 	first := true
+	clause := false // past a word that starts a clause of circumstance
 	for i, w := range raw {
+		if !clause && clauseWords[w] && len(cs) >= 2 {
+			clause = true
+			continue
+		}
 		if selfWords[w] {
 			self = true
 			continue
@@ -90,6 +96,9 @@ func (ix *Index) compile(text string) []concept {
 		}
 		seen[s] = true
 		if c, ok := ix.wordConcept(w, s, acts); ok {
+			if clause {
+				c.w *= wClause
+			}
 			cs = append(cs, c)
 			if lc, ok := ix.leafConcept(c); ok {
 				cs = append(cs, lc)
@@ -120,6 +129,11 @@ func verbActions(w string, acts []string, rest []string) []string {
 	}
 	return []string{"read"}
 }
+
+// clauseWords start a clause that tells why or when ("star this repo so I
+// can find it later", "sign a user out after their laptop was stolen"):
+// its words count for less than the request's own.
+var clauseWords = map[string]bool{"so": true, "because": true, "since": true, "after": true, "before": true}
 
 // lightVerbs say little on their own: the noun after them names the action
 // ("make a copy" copies, "run a search" searches; "do" and "have" are stop
