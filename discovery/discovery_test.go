@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -633,5 +634,48 @@ func TestClauseCountsLess(t *testing.T) {
 	}
 	if got := names(res); len(got) == 0 || got[0] != "watch_repo" {
 		t.Errorf("%v, want watch_repo first", res)
+	}
+}
+
+// TestQuestionReads checks that a question's action words qualify what is
+// read ("what's new", "what changed") rather than ask to act.
+func TestQuestionReads(t *testing.T) {
+	docs := []Doc{
+		{Name: "create_message", Method: "POST", Path: "/me/messages", Title: "Create new navigation property to messages for me"},
+		{Name: "list_messages", Method: "GET", Path: "/me/messages", Title: "List messages"},
+		{Name: "create_event", Method: "POST", Path: "/me/events", Title: "Create new navigation property to events for me"},
+		{Name: "create_contact", Method: "POST", Path: "/me/contacts", Title: "Create new navigation property to contacts for me"},
+	}
+	ix, err := New(docs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := ix.Search(t.Context(), Query{Text: "what's new in my messages?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(res); len(got) == 0 || got[0] != "list_messages" {
+		t.Errorf("%v, want list_messages first", res)
+	}
+}
+
+// TestDisableDeletes checks that turning a setting off meets an API that
+// deletes it (GitHub's DELETE …/protection) as well as one that updates it.
+func TestDisableDeletes(t *testing.T) {
+	docs := []Doc{
+		{Name: "update_protection", Method: "PUT", Path: "/repos/{owner}/{repo}/branches/{branch}/protection", Title: "Update branch protection"},
+		{Name: "delete_protection", Method: "DELETE", Path: "/repos/{owner}/{repo}/branches/{branch}/protection", Title: "Delete branch protection"},
+		{Name: "rename_branch", Method: "POST", Path: "/repos/{owner}/{repo}/branches/{branch}/rename", Title: "Rename a branch"},
+	}
+	ix, err := New(docs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := ix.Search(t.Context(), Query{Text: "disable branch protection"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(res); len(got) < 2 || !slices.Contains(got[:2], "delete_protection") {
+		t.Errorf("%v, want delete_protection among the first two", res)
 	}
 }

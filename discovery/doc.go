@@ -83,7 +83,9 @@
 //     repository"), also verbs of no action group.
 //
 // The words of a clause that tells why or when ("… so I can find it
-// later", "… after their laptop was stolen") count half.
+// later", "… after their laptop was stolen") count half, and so do a
+// question's words of an action other than reading ("what's new", "what
+// changed").
 //
 // A stand-in never counts for more than its word could (its idf is capped at
 // the word's). The sum is scaled by the share of concepts a tool matched

@@ -5,17 +5,18 @@ import "slices"
 // Variant weights: how much a stand-in for a query word counts beside the
 // word itself.
 const (
-	wAbbrev       = 0.8 // "repo" for "repository"
-	wDomain       = 1.0 // "dispute" for "chargeback" (domain.txt; chosen on dev over 0.4-0.8)
-	wAction       = 1.0 // the canonical action of a verb, matched on the action field
-	wImplied      = 0.5 // the read action implied by a question ("which invoices …")
-	wSelf         = 0.3 // "my" as "me", "self", "authenticated", "current"
-	wClause       = 0.5 // a word of a clause that tells why or when
-	wLeadVerb     = 0.5 // a request's first word, matched on the verb its tools' titles start with
-	wGroupmate    = 0.6 // another verb of the same action group, on the text fields
-	wCompoundHead = 0.7 // "mail" for "email"
-	rareDocs      = 20  // "a few"
-	wCompoundPart = 0.5 // "drive" for "onedrive"
+	wAbbrev         = 0.8 // "repo" for "repository"
+	wDomain         = 1.0 // "dispute" for "chargeback" (domain.txt; chosen on dev over 0.4-0.8)
+	wAction         = 1.0 // the canonical action of a verb, matched on the action field
+	wImplied        = 0.5 // the read action implied by a question ("which invoices …")
+	wSelf           = 0.3 // "my" as "me", "self", "authenticated", "current"
+	wClause         = 0.5 // a word of a clause that tells why or when
+	wQuestionAction = 0.5 // a word of an action other than reading, in a question
+	wLeadVerb       = 0.5 // a request's first word, matched on the verb its tools' titles start with
+	wGroupmate      = 0.6 // another verb of the same action group, on the text fields
+	wCompoundHead   = 0.7 // "mail" for "email"
+	rareDocs        = 20  // "a few"
+	wCompoundPart   = 0.5 // "drive" for "onedrive"
 )
 
 // compile turns a query into concepts over the index's terms. Words with no
@@ -99,6 +100,11 @@ func (ix *Index) compile(text string) []concept {
 			if clause {
 				c.w *= wClause
 			}
+			// A question reads: a word of another action in it ("what's
+			// new", "what changed") qualifies what is read.
+			if question && changesSomething(ix.actions.of(s)) {
+				c.w *= wQuestionAction
+			}
 			cs = append(cs, c)
 			if lc, ok := ix.leafConcept(c); ok {
 				cs = append(cs, lc)
@@ -128,6 +134,17 @@ func verbActions(w string, acts []string, rest []string) []string {
 		return acts
 	}
 	return []string{"read"}
+}
+
+// changesSomething reports whether acts hold an action other than
+// reading, listing and searching.
+func changesSomething(acts []string) bool {
+	for _, a := range acts {
+		if a != "read" && a != "list" && a != "search" {
+			return true
+		}
+	}
+	return false
 }
 
 // clauseWords start a clause that tells why or when ("star this repo so I
