@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-
-	"github.com/mcpgate/mcpgate/internal/par"
 )
 
 // ToolSet is a complete set of tools, built off the request path and put in
@@ -59,10 +57,11 @@ type ToolSpec struct {
 }
 
 // AddAll adds tools in order, as Add and AddTask would one after the
-// other (a later tool of a name replaces an earlier one in its place),
-// validating and encoding them on every core first: a large API registers
-// thousands of tools (Microsoft Graph: 11,422). It adds all of them or,
-// when one is invalid, none, and returns the first invalid one's error.
+// other (a later tool of a name replaces an earlier one in its place). It
+// adds all of them or, when one is invalid, none, and returns the first
+// invalid one's error. (Encoding a large API's tools on several cores was
+// measured and not kept: in discovery mode the other core is building the
+// search index meanwhile, and serve on Microsoft Graph was no faster.)
 func (ts *ToolSet) AddAll(specs []ToolSpec) error {
 	pool := ts.schemaPool()
 	type entry struct {
@@ -71,10 +70,10 @@ func (ts *ToolSet) AddAll(specs []ToolSpec) error {
 		err error
 	}
 	entries := make([]entry, len(specs))
-	par.Each(len(specs), func(i int) {
+	for i := range specs {
 		w, e, err := ts.newEntry(specs[i], pool)
 		entries[i] = entry{w, e, err}
-	})
+	}
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	if ts.used {

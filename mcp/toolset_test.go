@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -326,10 +325,9 @@ func TestToolSetVersionCoversDefinitions(t *testing.T) {
 
 // TestToolSetAddAll checks that a batch is added as the same tools added
 // one by one would be: in order, a repeated name replacing the earlier tool
-// in its place, task tools as tasks, whatever the number of cores that
-// encode them; and that a batch with an invalid tool adds nothing.
+// in its place, task tools as tasks; and that a batch with an invalid tool
+// adds nothing.
 func TestToolSetAddAll(t *testing.T) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4)) // several encoders, even on one core
 	mgr := tasks.NewMemory(100, tasks.Options{})
 	runner, err := tasks.NewRunner(tasks.RunnerConfig{Manager: mgr})
 	if err != nil {
