@@ -106,6 +106,7 @@ Examples:
   mcpgate-bench -url http://127.0.0.1:8080/mcp -tool getPet -args '{"petId":1}' -pid gateway=4242 -pid upstream=4243
   mcpgate-bench -url http://127.0.0.1:8080/mcp -tool getPet -args '{"petId":1}' -metrics gateway=http://127.0.0.1:8080/metrics
   mcpgate-bench report [-base revproxy] results.jsonl   (medians and per-round ratios of -json -label -round runs)
+  mcpgate-bench startup -addr 127.0.0.1:18480 -- mcpgate serve --addr 127.0.0.1:18480 ...   (time to accept, CPU, peak RSS)
 
 On two shared cores the load generator and the servers compete: compare
 targets side by side in one run, and prefer -pid CPU time per request over
@@ -246,6 +247,9 @@ func checkTarget(raw string, allowRemote bool) error {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "report" {
 		return runReport(args[1:], os.Stdin, stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "startup" {
+		return runStartup(ctx, args[1:], stdout, stderr)
 	}
 	cfg, err := parseFlags(args, stderr)
 	if err != nil {
