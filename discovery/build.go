@@ -36,7 +36,9 @@ type builder struct {
 	// wordTerm maps a lower-case word to the term of its stem (-1: a stop
 	// word), so each word of the text costs one map lookup.
 	wordTerm map[string]int32
-	names    []string // term id → term
+	// verbTerms maps a word's term to its verb token's (see verbTerm).
+	verbTerms map[int32]int32
+	names     []string // term id → term
 	// slot[t] is 1 + the position of term t in the current tool's entries.
 	slot []int32
 	// buf spells the current word (words); counted the current tool's
@@ -79,7 +81,7 @@ func newBuilder(ix *Index) *builder {
 			ix.domain = ix.opts.Thesaurus
 		}
 	}
-	return &builder{ix: ix, stems: stemmer{}, wordTerm: map[string]int32{}}
+	return &builder{ix: ix, stems: stemmer{}, wordTerm: map[string]int32{}, verbTerms: map[int32]int32{}}
 }
 
 // term returns the id of term t, adding it when new.
@@ -115,6 +117,7 @@ func (b *builder) build() {
 	ix.fwd = make([][]int32, n)
 	b.lengths = make([][nFields]float32, n)
 	b.pathTerms, b.titleTerms = make([][]int32, n), make([][]int32, n)
+	ix.scope = make([][]int32, n)
 	fields := make([][]int32, nFields)
 	for i := range ix.docs {
 		for f := range fields {
@@ -123,7 +126,7 @@ func (b *builder) build() {
 		if ix.opts.Ranking == PlainBM25 {
 			b.plainFields(&ix.docs[i], fields)
 		} else {
-			b.fields(&ix.docs[i], fields)
+			ix.scope[i] = b.fields(&ix.docs[i], fields)
 		}
 		b.entries[i], b.lengths[i] = b.count(fields)
 		if ix.opts.Ranking == Ranked {
@@ -159,8 +162,9 @@ func (b *builder) sides(es []termTF) (path, title []int32) {
 // words splits s into words for the index, with the builder's buffer.
 func (b *builder) words(s string, emit func(w []byte)) { b.buf = splitWords(b.buf, s, emit) }
 
-// fields fills the terms of each field of d.
-func (b *builder) fields(d *Doc, fields [][]int32) {
+// fields fills the terms of each field of d and returns its scope's terms
+// (see Index.scope).
+func (b *builder) fields(d *Doc, fields [][]int32) (scope []int32) {
 	add := func(f int) func([]byte) {
 		return func(w []byte) {
 			if id := b.wordID(w); id >= 0 {
@@ -173,17 +177,18 @@ func (b *builder) fields(d *Doc, fields [][]int32) {
 		name = d.Name
 	}
 	b.words(name, add(fName))
-	b.words(d.Title, add(fTitle))
 	// The verb a title starts with ("Star a repository") is a term of its
 	// own, matched by a request's first word (see compile).
 	first := true
 	b.words(d.Title, func(w []byte) {
-		if first {
-			first = false
-			if id := b.wordID(w); id >= 0 {
-				fields[fAction] = append(fields[fAction], b.term(verbToken(b.names[id])))
+		id := b.wordID(w)
+		if id >= 0 {
+			fields[fTitle] = append(fields[fTitle], id)
+			if first {
+				fields[fAction] = append(fields[fAction], b.verbTerm(id))
 			}
 		}
+		first = false
 	})
 	lead, rest := leadSentence(plainText(d.Description))
 	b.words(lead, add(fLead))
@@ -203,6 +208,7 @@ func (b *builder) fields(d *Doc, fields [][]int32) {
 	}
 	item := false
 	leaf := ""
+	scoped := false
 	for _, seg := range strings.Split(d.Path, "/") {
 		if seg == "" {
 			continue
@@ -211,6 +217,14 @@ func (b *builder) fields(d *Doc, fields [][]int32) {
 		if lit := stripParams(seg); strings.TrimSpace(lit) != "" {
 			b.words(lit, add(fPath))
 			leaf = lit
+			if !scoped && !versionSegment(seg) {
+				scoped = true
+				b.words(lit, func(w []byte) {
+					if id := b.wordID(w); id >= 0 && !slices.Contains(scope, id) {
+						scope = append(scope, id)
+					}
+				})
+			}
 		}
 	}
 	// The leaf's words are terms of their own ("^commit"): a query word
@@ -229,8 +243,22 @@ func (b *builder) fields(d *Doc, fields [][]int32) {
 		fields[fAction] = append(fields[fAction], b.term(actionToken(a)))
 	}
 	if isSelf(d) {
-		fields[fAction] = append(fields[fAction], b.term(actionToken("self")))
+		self := b.term(actionToken("self"))
+		fields[fAction] = append(fields[fAction], self)
+		scope = append(scope, self)
 	}
+	return scope
+}
+
+// verbTerm is the term of the verb token of the word term id (computed
+// once per word).
+func (b *builder) verbTerm(id int32) int32 {
+	if t, ok := b.verbTerms[id]; ok {
+		return t
+	}
+	t := b.term(verbToken(b.names[id]))
+	b.verbTerms[id] = t
+	return t
 }
 
 // isSelf reports whether a tool acts on the caller itself: a path through
@@ -258,39 +286,41 @@ func isSelf(d *Doc) bool {
 func (b *builder) docActions(d *Doc, itemPath bool) []string {
 	acts := methodActions(d.Method, itemPath)
 	verb := func(s string, plurals bool) {
-		var ws []string // the first word, and the object's words up to a stop word
-		stopped := false
+		first := ""
 		b.words(s, func(w []byte) {
-			switch {
-			case stopped:
-			case !stopWords[string(w)]:
-				ws = append(ws, string(w))
-			case len(ws) > 0 && !articles[string(w)]:
-				stopped = true
+			if first == "" && !stopWords[string(w)] {
+				first = string(w)
 			}
 		})
-		if len(ws) == 0 {
-			return
-		}
-		st := b.stems.stem(ws[0])
-		if b.ix.nounishStems[st] || !plurals && strings.HasSuffix(ws[0], "s") {
+		st := b.stems.stem(first)
+		if b.ix.nounishStems[st] || !plurals && strings.HasSuffix(first, "s") {
 			return
 		}
 		for _, a := range b.ix.actions.of(st) {
 			acts = appendUnique(acts, a)
 		}
 		// "Create a fork", "Create a workflow dispatch event": an action
-		// named as the thing created is the tool's action too.
+		// named as the thing created (the object's words, up to a stop
+		// word other than an article) is the tool's action too.
 		if !slices.Contains(b.ix.actions.of(st), "create") {
 			return
 		}
-		for _, w := range ws[1:] {
-			if ost := b.stems.stem(w); !b.ix.nounishStems[ost] && !strings.HasSuffix(w, "s") {
-				for _, a := range b.ix.actions.of(ost) {
-					acts = appendUnique(acts, a)
+		verbSeen, stopped := false, false
+		b.words(s, func(w []byte) {
+			switch stop := stopWords[string(w)]; {
+			case stopped:
+			case !verbSeen:
+				verbSeen = !stop
+			case stop:
+				stopped = !articles[string(w)]
+			case w[len(w)-1] != 's':
+				if ost := b.stems.stem(string(w)); !b.ix.nounishStems[ost] {
+					for _, a := range b.ix.actions.of(ost) {
+						acts = appendUnique(acts, a)
+					}
 				}
 			}
-		}
+		})
 	}
 	verb(d.Title, true)
 	// RPC-style sub-resources name their action: /payouts/{id}/cancel,

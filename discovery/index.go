@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -113,7 +112,7 @@ type Index struct {
 	docs   []Doc
 	short  []string  // one-paragraph descriptions for results
 	family []string  // near-duplicate key per tool (see diversify)
-	scope  [][]int32 // per tool, the terms of its path's first literal segment
+	scope  [][]int32 // per tool, the terms of its scope: its path's first literal segment past a version, and "self" for a tool on the caller
 	byName map[string]int32
 	prior  []float32
 
@@ -168,11 +167,9 @@ func New(docs []Doc, opts Options) (*Index, error) {
 	b.build()
 	ix.short = make([]string, len(docs))
 	ix.family = make([]string, len(docs))
-	ix.scope = make([][]int32, len(docs))
 	for i := range docs {
 		ix.short[i] = shortDescription(docs[i].Description, docs[i].Title)
 		ix.family[i] = familyKey(&docs[i])
-		ix.scope[i] = ix.scopeTerms(&docs[i])
 	}
 	if opts.Embeddings != nil {
 		ix.embed = newEmbedState(ix, opts.Embeddings)
@@ -478,28 +475,6 @@ func queryTerms(concepts []concept) map[int32]bool {
 		for _, v := range c.vs {
 			out[v.term] = true
 		}
-	}
-	return out
-}
-
-// scopeTerms are the index terms of the first literal segment of d's path
-// past a version ("/v1/customers" → customer, "/repos/{owner}/…" → repo),
-// and the caller's own ("my") for a tool that acts on the caller (/me).
-func (ix *Index) scopeTerms(d *Doc) []int32 {
-	var out []int32
-	if id, ok := ix.terms[actionToken("self")]; ok && isSelf(d) {
-		out = append(out, id)
-	}
-	for _, seg := range strings.Split(strings.Trim(d.Path, "/"), "/") {
-		if seg == "" || strings.HasPrefix(seg, "{") || versionSegment(seg) {
-			continue
-		}
-		words(seg, func(w string) {
-			if id, ok := ix.terms[stem(w)]; ok && !slices.Contains(out, id) {
-				out = append(out, id)
-			}
-		})
-		break
 	}
 	return out
 }
