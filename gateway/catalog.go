@@ -56,22 +56,20 @@ func (g *Gateway) newCatalog(ctx context.Context, apis []*api) (*catalog, *mcp.T
 	ts := g.server.NewToolSet()
 	var pinned []string
 	for _, a := range apis {
-		served := make([]*servedTool, len(a.tools))
-		specs := make([]mcp.ToolSpec, len(a.tools))
 		for i := range a.tools {
 			if err := ctx.Err(); err != nil {
 				return nil, nil, err
 			}
 			st, err := g.serveTool(a, &a.result.Tools[i], &a.tools[i])
+			if err == nil {
+				err = ts.AddAll([]mcp.ToolSpec{g.spec(st)})
+			}
 			if err != nil {
 				return nil, nil, fmt.Errorf("tool %s: %w", a.tools[i].Name, err)
 			}
-			served[i], specs[i] = st, g.spec(st)
-		}
-		if err := ts.AddAll(specs); err != nil { // the error names the tool
-			return nil, nil, fmt.Errorf("the tools of %s: %w", a.cfg.label(), err)
-		}
-		for _, st := range served {
+			// At once, not after the API's last tool: the generated copies
+			// of the schemas the set already holds go (Graph: some 40 MB;
+			// registering a whole API first peaked some 10 MB higher).
 			shareSchemas(ts, st)
 			cat.served[st.tool.Name] = st
 		}
