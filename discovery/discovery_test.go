@@ -507,6 +507,32 @@ func TestBinaryBodyActions(t *testing.T) {
 	}
 }
 
+// indexOf is an index over docs (the tests' own small APIs).
+func indexOf(t *testing.T, docs []Doc) *Index {
+	t.Helper()
+	ix, err := New(docs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ix
+}
+
+// search is ix's answer to query.
+func search(t *testing.T, ix *Index, query string) []Result {
+	t.Helper()
+	res, err := ix.Search(t.Context(), Query{Text: query})
+	if err != nil {
+		t.Fatalf("%q: %v", query, err)
+	}
+	return res
+}
+
+// searchOf is the answer to query of an index over docs.
+func searchOf(t *testing.T, docs []Doc, query string) []Result {
+	t.Helper()
+	return search(t, indexOf(t, docs), query)
+}
+
 // TestOpenReadsWhatExists checks that "open" creates with an indefinite
 // object and reads with a definite or possessive one.
 func TestOpenReadsWhatExists(t *testing.T) {
@@ -514,10 +540,7 @@ func TestOpenReadsWhatExists(t *testing.T) {
 		{Name: "create_notebook", Method: "POST", Path: "/me/notebooks", Title: "Create a notebook"},
 		{Name: "get_notebook", Method: "GET", Path: "/me/notebooks/{id}", Title: "Get a notebook"},
 	}
-	ix, err := New(docs, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ix := indexOf(t, docs)
 	for _, tc := range []struct{ query, first string }{
 		{"open a notebook for my class", "create_notebook"},
 		{"open a new notebook", "create_notebook"},
@@ -525,10 +548,7 @@ func TestOpenReadsWhatExists(t *testing.T) {
 		{"open the notebook", "get_notebook"},
 		{"open this notebook", "get_notebook"},
 	} {
-		res, err := ix.Search(t.Context(), Query{Text: tc.query})
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := search(t, ix, tc.query)
 		if got := names(res); len(got) == 0 || got[0] != tc.first {
 			t.Errorf("%q: %v, want %s first", tc.query, got, tc.first)
 		}
@@ -551,20 +571,14 @@ func TestScopeNamedKeepsItsMember(t *testing.T) {
 	for _, leaf := range []string{"issues", "pulls", "commits", "branches", "releases", "tags", "labels", "hooks"} {
 		docs = append(docs, Doc{Name: "list_" + leaf, Method: "GET", Path: "/repos/{owner}/{repo}/" + leaf, Title: "List " + leaf})
 	}
-	ix, err := New(docs, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ix := indexOf(t, docs)
 	for _, tc := range []struct{ query, first string }{
 		{"remove the deploy secret from this repo", "delete_repo_secret"},
 		{"remove the deploy secret from the org", "delete_org_secret"},
 		{"show my calendar", "get_my_calendar"},
 		{"show the calendar of a user", "get_user_calendar"},
 	} {
-		res, err := ix.Search(t.Context(), Query{Text: tc.query})
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := search(t, ix, tc.query)
 		if got := names(res); len(got) < 2 || got[0] != tc.first || res[1].Score >= res[0].Score {
 			t.Errorf("%q: %v, want %s first, well ahead", tc.query, res, tc.first)
 		}
@@ -580,14 +594,7 @@ func TestLeadVerb(t *testing.T) {
 		{Name: "star_repo", Method: "PUT", Path: "/user/starred/{owner}/{repo}", Title: "Star a repository for the authenticated user"},
 		{Name: "list_stargazers", Method: "GET", Path: "/repos/{owner}/{repo}/stargazers", Title: "List stargazers"},
 	}
-	ix, err := New(docs, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := ix.Search(t.Context(), Query{Text: "star this repo"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := searchOf(t, docs, "star this repo")
 	if got := names(res); len(got) == 0 || got[0] != "star_repo" {
 		t.Errorf("star this repo: %v, want star_repo first", res)
 	}
@@ -602,15 +609,9 @@ func TestNamedActions(t *testing.T) {
 		{Name: "create_release", Method: "POST", Path: "/repos/{owner}/{repo}/releases", Title: "Create a release", Description: "Users with push access to the repository can create a release."},
 		{Name: "upload_asset", Method: "POST", Path: "/repos/{owner}/{repo}/releases/{id}/assets", Title: "Upload a release asset", Description: "Make a copy of a file available as a release asset."},
 	}
-	ix, err := New(docs, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ix := indexOf(t, docs)
 	for _, query := range []string{"make my own copy of this repository", "duplicate the repository", "take a copy of the repository", "create a duplicate of the repository"} {
-		res, err := ix.Search(t.Context(), Query{Text: query})
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := search(t, ix, query)
 		if got := names(res); len(got) == 0 || got[0] != "create_fork" {
 			t.Errorf("%q: %v, want create_fork first", query, res)
 		}
@@ -624,14 +625,7 @@ func TestClauseCountsLess(t *testing.T) {
 		{Name: "watch_repo", Method: "PUT", Path: "/repos/{owner}/{repo}/subscription", Title: "Watch a repository"},
 		{Name: "list_releases", Method: "GET", Path: "/repos/{owner}/{repo}/releases", Title: "List new releases of a repository"},
 	}
-	ix, err := New(docs, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := ix.Search(t.Context(), Query{Text: "watch this repository so I hear about new releases"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := searchOf(t, docs, "watch this repository so I hear about new releases")
 	if got := names(res); len(got) == 0 || got[0] != "watch_repo" {
 		t.Errorf("%v, want watch_repo first", res)
 	}
@@ -646,14 +640,7 @@ func TestQuestionReads(t *testing.T) {
 		{Name: "create_event", Method: "POST", Path: "/me/events", Title: "Create new navigation property to events for me"},
 		{Name: "create_contact", Method: "POST", Path: "/me/contacts", Title: "Create new navigation property to contacts for me"},
 	}
-	ix, err := New(docs, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := ix.Search(t.Context(), Query{Text: "what's new in my messages?"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := searchOf(t, docs, "what's new in my messages?")
 	if got := names(res); len(got) == 0 || got[0] != "list_messages" {
 		t.Errorf("%v, want list_messages first", res)
 	}
@@ -667,14 +654,7 @@ func TestDisableDeletes(t *testing.T) {
 		{Name: "delete_protection", Method: "DELETE", Path: "/repos/{owner}/{repo}/branches/{branch}/protection", Title: "Delete branch protection"},
 		{Name: "rename_branch", Method: "POST", Path: "/repos/{owner}/{repo}/branches/{branch}/rename", Title: "Rename a branch"},
 	}
-	ix, err := New(docs, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := ix.Search(t.Context(), Query{Text: "disable branch protection"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := searchOf(t, docs, "disable branch protection")
 	if got := names(res); len(got) < 2 || !slices.Contains(got[:2], "delete_protection") {
 		t.Errorf("%v, want delete_protection among the first two", res)
 	}
