@@ -22,107 +22,131 @@ const (
 // compile turns a query into concepts over the index's terms. Words with no
 // term in the index drop out; so do stop words.
 func (ix *Index) compile(text string) []concept {
-	var raw []string
-	words(text, func(w string) { raw = append(raw, w) })
 	if ix.opts.Ranking == PlainBM25 {
 		return ix.compilePlain(text)
 	}
-	question := len(raw) > 0 && readQuestions[raw[0]]
-	raw = joinPhrasalVerbs(ix.domain.rewrite(raw))
-	var cs []concept
-	seen := map[string]bool{}
-	actions := map[string]bool{}
-	addAction := func(a string, w float32) {
-		if actions[a] {
-			return
-		}
-		actions[a] = true
-		if id, ok := ix.terms[actionToken(a)]; ok {
-			cs = append(cs, concept{w: 1, vs: []variant{{id, w}}})
-		}
-	}
-	self, hasVerb := false, false
-	light := 0 // words left in which a light verb's noun may name the action
-	first := true
-	clause := false // past a word that starts a clause of circumstance
-	for i, w := range raw {
-		if !clause && clauseWords[w] && len(cs) >= 2 {
-			clause = true
-			continue
-		}
-		if selfWords[w] {
-			self = true
-			continue
-		}
-		if stopWords[w] {
-			if listWords[w] {
-				addAction("list", wAction)
-			}
-			continue
-		}
-		s := stem(w)
-		isFirst := first
-		first = false
-		if isFirst && !question {
-			if id, ok := ix.terms[verbToken(s)]; ok {
-				cs = append(cs, concept{w: wLeadVerb, bonus: true, vs: []variant{{id, 1}}})
-			}
-		}
-		// The request's verb is its first action word; later ones ("starting
-		// next quarter") only qualify it, and so do all in a question ("which
-		// cards has this customer saved").
-		var acts []string
-		switch {
-		case !question && !hasVerb && (isFirst || !nounish[w]):
-			acts = verbActions(w, ix.actions.of(s), raw[i+1:])
-			if lightVerbs[w] {
-				light = lightReach
-			}
-		case light > 0:
-			// "make a copy", "run a search": the noun after a light verb
-			// names the action.
-			light--
-			if acts = ix.actions.of(s); len(acts) > 0 {
-				light = 0
-			}
-		}
-		if len(acts) > 0 {
-			hasVerb = true
-			for _, a := range acts {
-				addAction(a, wAction)
-			}
-		}
-		if seen[s] {
-			continue
-		}
-		seen[s] = true
-		if c, ok := ix.wordConcept(w, s, acts); ok {
-			if clause {
-				c.w *= wClause
-			}
-			// A question reads: a word of another action in it ("what's
-			// new", "what changed") qualifies what is read.
-			if question && changesSomething(ix.actions.of(s)) {
-				c.w *= wQuestionAction
-			}
-			cs = append(cs, c)
-			if lc, ok := ix.leafConcept(c); ok {
-				cs = append(cs, lc)
-			}
-		}
+	var raw []string
+	words(text, func(w string) { raw = append(raw, w) })
+	q := &queryReading{ix: ix, question: len(raw) > 0 && readQuestions[raw[0]],
+		seen: map[string]bool{}, actions: map[string]bool{}}
+	q.raw = joinPhrasalVerbs(ix.domain.rewrite(raw))
+	for i, w := range q.raw {
+		q.word(i, w)
 	}
 	// A question ("which invoices are unpaid") asks to read. (A bare noun
 	// phrase is not read so: the dev half lost 0.06 R@5 when it was, since
 	// many requests' verbs are in no action group.)
-	if question {
-		addAction("read", wImplied)
+	if q.question {
+		q.addAction("read", wImplied)
 	}
-	if self {
+	if q.self {
 		if id, ok := ix.terms[actionToken("self")]; ok {
-			cs = append(cs, concept{w: 1, vs: []variant{{id, wSelf}}})
+			q.cs = append(q.cs, concept{w: 1, vs: []variant{{id, wSelf}}})
 		}
 	}
-	return cs
+	return q.cs
+}
+
+// queryReading is compile's state as it reads a query's words in order.
+type queryReading struct {
+	ix       *Index
+	raw      []string
+	question bool // the query asks a question ("which invoices …")
+	cs       []concept
+	seen     map[string]bool // stems already made concepts
+	actions  map[string]bool // actions already added
+	self     bool            // the caller named itself ("my")
+	hasVerb  bool            // the request's verb has been read
+	first    bool            // a content word has been read
+	light    int             // words left in which a light verb's noun may name the action
+	clause   bool            // past a word that starts a clause of circumstance
+}
+
+// addAction adds action a as a concept (once).
+func (q *queryReading) addAction(a string, w float32) {
+	if q.actions[a] {
+		return
+	}
+	q.actions[a] = true
+	if id, ok := q.ix.terms[actionToken(a)]; ok {
+		q.cs = append(q.cs, concept{w: 1, vs: []variant{{id, w}}})
+	}
+}
+
+// word reads the query's word i.
+func (q *queryReading) word(i int, w string) {
+	ix := q.ix
+	switch {
+	case !q.clause && clauseWords[w] && len(q.cs) >= 2:
+		q.clause = true
+		return
+	case selfWords[w]:
+		q.self = true
+		return
+	case stopWords[w]:
+		if listWords[w] {
+			q.addAction("list", wAction)
+		}
+		return
+	}
+	s := stem(w)
+	isFirst := !q.first
+	q.first = true
+	if isFirst && !q.question {
+		if id, ok := ix.terms[verbToken(s)]; ok {
+			q.cs = append(q.cs, concept{w: wLeadVerb, bonus: true, vs: []variant{{id, 1}}})
+		}
+	}
+	acts := q.verb(i, w, s, isFirst)
+	for _, a := range acts {
+		q.addAction(a, wAction)
+	}
+	if q.seen[s] {
+		return
+	}
+	q.seen[s] = true
+	c, ok := ix.wordConcept(w, s, acts)
+	if !ok {
+		return
+	}
+	if q.clause {
+		c.w *= wClause
+	}
+	// A question reads: a word of another action in it ("what's new",
+	// "what changed") qualifies what is read.
+	if q.question && changesSomething(ix.actions.of(s)) {
+		c.w *= wQuestionAction
+	}
+	q.cs = append(q.cs, c)
+	if lc, ok := ix.leafConcept(c); ok {
+		q.cs = append(q.cs, lc)
+	}
+}
+
+// verb returns the actions word i (w, stemmed s) asks for as the
+// request's verb: its first action word; later ones ("starting next
+// quarter") only qualify it, and so do all in a question ("which cards has
+// this customer saved"), except the noun after a light verb.
+func (q *queryReading) verb(i int, w, s string, isFirst bool) []string {
+	var acts []string
+	switch {
+	case !q.question && !q.hasVerb && (isFirst || !nounish[w]):
+		acts = verbActions(w, q.ix.actions.of(s), q.raw[i+1:])
+		if lightVerbs[w] {
+			q.light = lightReach
+		}
+	case q.light > 0:
+		// "make a copy", "run a search": the noun after a light verb
+		// names the action.
+		q.light--
+		if acts = q.ix.actions.of(s); len(acts) > 0 {
+			q.light = 0
+		}
+	}
+	if len(acts) > 0 {
+		q.hasVerb = true
+	}
+	return acts
 }
 
 // verbActions are the actions a request's verb w asks for, given the words
