@@ -62,14 +62,11 @@ func (g *Gateway) newCatalog(ctx context.Context, apis []*api) (*catalog, *mcp.T
 			}
 			st, err := g.serveTool(a, &a.result.Tools[i], &a.tools[i])
 			if err == nil {
-				err = ts.AddAll([]mcp.ToolSpec{g.spec(st)})
+				err = g.register(ts, st)
 			}
 			if err != nil {
 				return nil, nil, fmt.Errorf("tool %s: %w", a.tools[i].Name, err)
 			}
-			// At once, not after the API's last tool: the generated copies
-			// of the schemas the set already holds go (Graph: some 40 MB;
-			// registering a whole API first peaked some 10 MB higher).
 			shareSchemas(ts, st)
 			cat.served[st.tool.Name] = st
 		}

@@ -66,16 +66,16 @@ func (g *Gateway) serveTool(a *api, gen, t *openapi.Tool) (*servedTool, error) {
 	return st, nil
 }
 
-// spec is how st joins a tool set: an ordinary tool, or a task tool whose
+// register adds st to a tool set: an ordinary tool, or a task tool whose
 // Prepare takes the steps before a task is created and whose Run runs the
 // task with the definition it was created with (taskDefinition).
-func (g *Gateway) spec(st *servedTool) mcp.ToolSpec {
+func (g *Gateway) register(ts *mcp.ToolSet, st *servedTool) error {
 	if !st.task {
-		return mcp.ToolSpec{Tool: &st.def, Handler: st.handler}
+		return ts.Add(&st.def, st.handler)
 	}
 	st.run = g.taskRun(st.api, st.ep)
 	name := st.tool.Name
-	return mcp.ToolSpec{Task: &mcp.TaskTool{Tool: st.def, Support: mcp.TaskOptional, Idempotent: !st.tool.Route.Mutating,
+	return ts.AddTask(&mcp.TaskTool{Tool: st.def, Support: mcp.TaskOptional, Idempotent: !st.tool.Route.Mutating,
 		Prepare: g.taskPrepare(st),
 		Run: func(ctx context.Context, req *mcp.TaskRequest) (*mcp.CallToolResult, error) {
 			def := g.taskDefinition(req.ToolsVersion, name)
@@ -86,7 +86,7 @@ func (g *Gateway) spec(st *servedTool) mcp.ToolSpec {
 				return def.run(ctx, req)
 			}
 			return g.runTask(ctx, def, req)
-		}}}
+		}})
 }
 
 // runTask runs a task in a worker, in a span of its own, with an audit

@@ -39,55 +39,35 @@ func (s *Server) NewToolSet() *ToolSet {
 
 // Add adds (or replaces) a tool; see Server.AddTool.
 func (ts *ToolSet) Add(t *Tool, h ToolHandler) error {
-	return ts.AddAll([]ToolSpec{{Tool: t, Handler: h}})
+	if h == nil {
+		return fmt.Errorf("mcp: tool %q: nil handler", t.Name)
+	}
+	return ts.add(t, h, nil)
 }
 
 // AddTask adds a tool that runs as a task; see Server.AddTaskTool. The
 // server needs EnableTasks.
 func (ts *ToolSet) AddTask(t *TaskTool) error {
-	return ts.AddAll([]ToolSpec{{Task: t}})
+	if err := ts.srv.checkTaskTool(t); err != nil {
+		return err
+	}
+	tt := *t
+	return ts.add(&tt.Tool, nil, &tt)
 }
 
-// A ToolSpec is one tool for AddAll: an ordinary tool (Tool and its
-// Handler, as Add takes them) or a task tool (Task, as AddTask takes it).
-type ToolSpec struct {
-	Tool    *Tool
-	Handler ToolHandler
-	Task    *TaskTool
+func (ts *ToolSet) add(t *Tool, h ToolHandler, task *TaskTool) error {
+	w, e, err := newToolEntry(t, h, task, ts.schemaPool())
+	if err != nil {
+		return err
+	}
+	return ts.put(e, w)
 }
 
-// AddAll adds tools in order, as Add and AddTask would one after the
-// other (a later tool of a name replaces an earlier one in its place). It
-// adds all of them or, when one is invalid, none, and returns the first
-// invalid one's error. (Encoding a large API's tools on several cores was
-// measured and not kept: in discovery mode the other core is building the
-// search index meanwhile, and serve on Microsoft Graph was no faster.)
-func (ts *ToolSet) AddAll(specs []ToolSpec) error {
-	pool := ts.schemaPool()
-	type entry struct {
-		w   wire
-		e   *toolEntry
-		err error
-	}
-	entries := make([]entry, len(specs))
-	for i := range specs {
-		w, e, err := ts.newEntry(specs[i], pool)
-		entries[i] = entry{w, e, err}
-	}
+// schemaPool is the set's pool of schemas (nil once it is in service).
+func (ts *ToolSet) schemaPool() *schemaPool {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
-	if ts.used {
-		return errors.New("mcp: the tool set is in service and cannot change")
-	}
-	for _, en := range entries {
-		if en.err != nil {
-			return en.err
-		}
-	}
-	for _, en := range entries {
-		ts.putLocked(en.e, en.w)
-	}
-	return nil
+	return ts.pool
 }
 
 // put adds an entry built by newToolEntry.
@@ -97,45 +77,13 @@ func (ts *ToolSet) put(e *toolEntry, w wire) error {
 	if ts.used {
 		return errors.New("mcp: the tool set is in service and cannot change")
 	}
-	ts.putLocked(e, w)
-	return nil
-}
-
-// putLocked is put with ts.mu held and the set not in service.
-func (ts *ToolSet) putLocked(e *toolEntry, w wire) {
 	ts.reg.put(e.tool.Name, w, e)
 	if e.task != nil {
 		ts.tasks[e.tool.Name] = e.task
 	} else {
 		delete(ts.tasks, e.tool.Name)
 	}
-}
-
-// newEntry validates and encodes one tool of AddAll.
-func (ts *ToolSet) newEntry(sp ToolSpec, pool *schemaPool) (wire, *toolEntry, error) {
-	switch {
-	case sp.Task != nil:
-		if sp.Tool != nil || sp.Handler != nil {
-			return wire{}, nil, fmt.Errorf("mcp: task tool %q: a ToolSpec with a Task has no Tool or Handler", sp.Task.Tool.Name)
-		}
-		if err := ts.srv.checkTaskTool(sp.Task); err != nil {
-			return wire{}, nil, err
-		}
-		tt := *sp.Task
-		return newToolEntry(&tt.Tool, nil, &tt, pool)
-	case sp.Tool == nil:
-		return wire{}, nil, errors.New("mcp: a ToolSpec with neither a Tool nor a Task")
-	case sp.Handler == nil:
-		return wire{}, nil, fmt.Errorf("mcp: tool %q: nil handler", sp.Tool.Name)
-	}
-	return newToolEntry(sp.Tool, sp.Handler, nil, pool)
-}
-
-// schemaPool is the set's pool of schemas (nil once it is in service).
-func (ts *ToolSet) schemaPool() *schemaPool {
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	return ts.pool
+	return nil
 }
 
 // Schemas returns a tool's input and output schemas as the set holds them:

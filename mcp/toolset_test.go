@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -319,71 +318,6 @@ func TestToolSetVersionCoversDefinitions(t *testing.T) {
 	} {
 		if got := version(tc.tools...); got == want {
 			t.Errorf("%s: the version did not change", tc.name)
-		}
-	}
-}
-
-// TestToolSetAddAll checks that a batch is added as the same tools added
-// one by one would be: in order, a repeated name replacing the earlier tool
-// in its place, task tools as tasks; and that a batch with an invalid tool
-// adds nothing.
-func TestToolSetAddAll(t *testing.T) {
-	mgr := tasks.NewMemory(100, tasks.Options{})
-	runner, err := tasks.NewRunner(tasks.RunnerConfig{Manager: mgr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := NewServer(Implementation{Name: "batch", Version: "1"}, nil)
-	must(t, s.EnableTasks(TaskConfig{Runner: runner}))
-	noop := func(context.Context, *CallToolRequest) (*CallToolResult, error) { return nil, nil }
-	run := func(context.Context, *TaskRequest) (*CallToolResult, error) { return nil, nil }
-	schema := func(i int) json.RawMessage {
-		return json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{"p%d":{"type":"string"}}}`, i%7))
-	}
-	var specs []ToolSpec
-	for i := range 1000 {
-		name := fmt.Sprintf("tool%04d", i)
-		if i == 900 {
-			name = "tool0100" // replaces tool 100, in its place
-		}
-		tl := &Tool{Name: name, Description: fmt.Sprint("tool number ", i), InputSchema: schema(i), OutputSchema: schema(i + 3)}
-		if i%10 == 3 {
-			specs = append(specs, ToolSpec{Task: &TaskTool{Tool: *tl, Support: TaskOptional, Run: run}})
-		} else {
-			specs = append(specs, ToolSpec{Tool: tl, Handler: noop})
-		}
-	}
-	one := s.NewToolSet()
-	for _, sp := range specs {
-		if sp.Task != nil {
-			must(t, one.AddTask(sp.Task))
-		} else {
-			must(t, one.Add(sp.Tool, sp.Handler))
-		}
-	}
-	all := s.NewToolSet()
-	must(t, all.AddAll(specs))
-	if all.Len() != 999 || all.Version() != one.Version() {
-		t.Fatalf("AddAll: %d tools, version %s; one by one: %d, %s", all.Len(), all.Version(), one.Len(), one.Version())
-	}
-	if len(all.tasks) != len(one.tasks) || all.tasks["tool0103"] == nil || all.tasks["tool0100"] != nil {
-		t.Errorf("task tools: %d (one by one %d)", len(all.tasks), len(one.tasks))
-	}
-	in, _, _ := all.Schemas("tool0100")
-	if !bytes.Equal(in, schema(900)) {
-		t.Errorf("tool0100 has %s, want the later tool's schema", in)
-	}
-
-	bad := slices.Clone(specs)
-	bad[700] = ToolSpec{Tool: &Tool{Name: "bad name"}, Handler: noop}
-	bad[800] = ToolSpec{Tool: &Tool{Name: "nohandler"}}
-	empty := s.NewToolSet()
-	if err := empty.AddAll(bad); err == nil || !strings.Contains(err.Error(), `"bad name"`) || empty.Len() != 0 {
-		t.Errorf("a batch with an invalid tool: %v, %d tools added", err, empty.Len())
-	}
-	for _, sp := range []ToolSpec{{}, {Tool: &Tool{Name: "x"}}, {Task: &TaskTool{Tool: Tool{Name: "x"}, Support: TaskOptional, Run: run}, Handler: noop}} {
-		if err := empty.AddAll([]ToolSpec{sp}); err == nil {
-			t.Errorf("ToolSpec %+v was accepted", sp)
 		}
 	}
 }
