@@ -585,21 +585,6 @@ func TestScopeNamedKeepsItsMember(t *testing.T) {
 	}
 }
 
-// TestLeadVerb checks that a request's first word meets the verb its tools'
-// titles start with, even a verb of no action group.
-func TestLeadVerb(t *testing.T) {
-	docs := []Doc{
-		{Name: "search_repos", Method: "GET", Path: "/search/repositories", Title: "Search repositories by their stars", Description: "Find repositories by stars, forks and language.", Params: []string{"stars", "sort"}},
-		{Name: "list_repo_stars", Method: "GET", Path: "/repos/{owner}/{repo}/stars", Title: "List the stars of a repository"},
-		{Name: "star_repo", Method: "PUT", Path: "/user/starred/{owner}/{repo}", Title: "Star a repository for the authenticated user"},
-		{Name: "list_stargazers", Method: "GET", Path: "/repos/{owner}/{repo}/stargazers", Title: "List stargazers"},
-	}
-	res := searchOf(t, docs, "star this repo")
-	if got := names(res); len(got) == 0 || got[0] != "star_repo" {
-		t.Errorf("star this repo: %v, want star_repo first", res)
-	}
-}
-
 // TestNamedActions checks that an action named as a noun counts as the
 // action: after a light verb in a request ("make a copy"), and as the thing
 // a tool's title creates ("Create a fork").
@@ -618,34 +603,6 @@ func TestNamedActions(t *testing.T) {
 	}
 }
 
-// TestClauseCountsLess checks that the words of a clause telling why or
-// when count for less than the request's own.
-func TestClauseCountsLess(t *testing.T) {
-	docs := []Doc{
-		{Name: "watch_repo", Method: "PUT", Path: "/repos/{owner}/{repo}/subscription", Title: "Watch a repository"},
-		{Name: "list_releases", Method: "GET", Path: "/repos/{owner}/{repo}/releases", Title: "List new releases of a repository"},
-	}
-	res := searchOf(t, docs, "watch this repository so I hear about new releases")
-	if got := names(res); len(got) == 0 || got[0] != "watch_repo" {
-		t.Errorf("%v, want watch_repo first", res)
-	}
-}
-
-// TestQuestionReads checks that a question's action words qualify what is
-// read ("what's new", "what changed") rather than ask to act.
-func TestQuestionReads(t *testing.T) {
-	docs := []Doc{
-		{Name: "create_message", Method: "POST", Path: "/me/messages", Title: "Create new navigation property to messages for me"},
-		{Name: "list_messages", Method: "GET", Path: "/me/messages", Title: "List messages"},
-		{Name: "create_event", Method: "POST", Path: "/me/events", Title: "Create new navigation property to events for me"},
-		{Name: "create_contact", Method: "POST", Path: "/me/contacts", Title: "Create new navigation property to contacts for me"},
-	}
-	res := searchOf(t, docs, "what's new in my messages?")
-	if got := names(res); len(got) == 0 || got[0] != "list_messages" {
-		t.Errorf("%v, want list_messages first", res)
-	}
-}
-
 // TestDisableDeletes checks that turning a setting off meets an API that
 // deletes it (GitHub's DELETE …/protection) as well as one that updates it.
 func TestDisableDeletes(t *testing.T) {
@@ -657,5 +614,48 @@ func TestDisableDeletes(t *testing.T) {
 	res := searchOf(t, docs, "disable branch protection")
 	if got := names(res); len(got) < 2 || !slices.Contains(got[:2], "delete_protection") {
 		t.Errorf("%v, want delete_protection among the first two", res)
+	}
+}
+
+// TestRankingRules checks, each on a small API of its own, rules of the
+// ranking whose case is one request and the tool it must rank first.
+func TestRankingRules(t *testing.T) {
+	for _, tc := range []struct {
+		rule, query, first string
+		docs               []Doc
+	}{
+		{
+			rule:  "a request's first word meets the verb its tools' titles start with, even a verb of no action group",
+			query: "star this repo", first: "star_repo",
+			docs: []Doc{
+				{Name: "search_repos", Method: "GET", Path: "/search/repositories", Title: "Search repositories by their stars", Description: "Find repositories by stars, forks and language.", Params: []string{"stars", "sort"}},
+				{Name: "list_repo_stars", Method: "GET", Path: "/repos/{owner}/{repo}/stars", Title: "List the stars of a repository"},
+				{Name: "star_repo", Method: "PUT", Path: "/user/starred/{owner}/{repo}", Title: "Star a repository for the authenticated user"},
+				{Name: "list_stargazers", Method: "GET", Path: "/repos/{owner}/{repo}/stargazers", Title: "List stargazers"},
+			},
+		},
+		{
+			rule:  "the words of a clause telling why or when count for less than the request's own",
+			query: "watch this repository so I hear about new releases", first: "watch_repo",
+			docs: []Doc{
+				{Name: "watch_repo", Method: "PUT", Path: "/repos/{owner}/{repo}/subscription", Title: "Watch a repository"},
+				{Name: "list_releases", Method: "GET", Path: "/repos/{owner}/{repo}/releases", Title: "List new releases of a repository"},
+			},
+		},
+		{
+			rule:  "a question's action words qualify what is read (\"what's new\") rather than ask to act",
+			query: "what's new in my messages?", first: "list_messages",
+			docs: []Doc{
+				{Name: "create_message", Method: "POST", Path: "/me/messages", Title: "Create new navigation property to messages for me"},
+				{Name: "list_messages", Method: "GET", Path: "/me/messages", Title: "List messages"},
+				{Name: "create_event", Method: "POST", Path: "/me/events", Title: "Create new navigation property to events for me"},
+				{Name: "create_contact", Method: "POST", Path: "/me/contacts", Title: "Create new navigation property to contacts for me"},
+			},
+		},
+	} {
+		res := searchOf(t, tc.docs, tc.query)
+		if got := names(res); len(got) == 0 || got[0] != tc.first {
+			t.Errorf("%s: %q gave %v, want %s first", tc.rule, tc.query, got, tc.first)
+		}
 	}
 }
