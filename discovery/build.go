@@ -342,6 +342,15 @@ func (b *builder) docActions(d *Doc, itemPath bool) []string {
 	return acts
 }
 
+// versionSegment reports whether a path segment is an API version ("v1",
+// "v2beta1", "api").
+func versionSegment(seg string) bool {
+	if seg == "api" {
+		return true
+	}
+	return len(seg) >= 2 && seg[0] == 'v' && seg[1] >= '0' && seg[1] <= '9'
+}
+
 // articles may stand between a verb and its object ("Create a fork").
 var articles = map[string]bool{"a": true, "an": true, "the": true}
 

@@ -479,14 +479,6 @@ func queryTerms(concepts []concept) map[int32]bool {
 	return out
 }
 
-// versionSegment reports whether a path segment is an API version ("v1",
-// "v2beta1", "api").
-func versionSegment(seg string) bool {
-	if seg == "api" {
-		return true
-	}
-	return len(seg) >= 2 && seg[0] == 'v' && seg[1] >= '0' && seg[1] <= '9'
-}
 
 // familyKey groups operations that do the same thing in different places:
 // the method, the last literal path segment, and whether the path ends in
