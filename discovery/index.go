@@ -479,7 +479,6 @@ func queryTerms(concepts []concept) map[int32]bool {
 	return out
 }
 
-
 // familyKey groups operations that do the same thing in different places:
 // the method, the last literal path segment, and whether the path ends in
 // a parameter ("POST microsoft.graph.accept" for every way to reach an
