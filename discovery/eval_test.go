@@ -34,6 +34,9 @@ type evalSet struct {
 	// Unseen2 are a second helper's, written while the last decisions
 	// were made on the others.
 	Unseen2 []evalQuery `yaml:"unseen2"`
+	// Unseen3 are a third helper's, written at the start of a session and
+	// measured only before and after its decisions.
+	Unseen3 []evalQuery `yaml:"unseen3"`
 }
 
 type evalQuery struct {
@@ -106,7 +109,7 @@ func TestEvalSetResolves(t *testing.T) {
 		s := loadEvalSet(t, api)
 		c := loadCorpusAPI(t, api, s.Doc)
 		seen := map[string]bool{}
-		for _, q := range slices.Concat(s.Dev, s.Heldout, s.Fresh, s.Unseen, s.Unseen2) {
+		for _, q := range slices.Concat(s.Dev, s.Heldout, s.Fresh, s.Unseen, s.Unseen2, s.Unseen3) {
 			total++
 			if seen[q.Q] {
 				t.Errorf("%s: %q appears twice", api, q.Q)
@@ -204,10 +207,10 @@ func TestEval(t *testing.T) {
 		t.Fatal(err)
 	}
 	rankings = append(rankings, embedded...)
-	halves := []string{"dev", "heldout", "fresh", "unseen", "unseen2"}
+	halves := []string{"dev", "heldout", "fresh", "unseen", "unseen2", "unseen3"}
 	if only := os.Getenv("EVAL_HALF"); only != "" {
 		if !slices.Contains(halves, only) {
-			t.Fatalf("EVAL_HALF=%s: want dev, heldout, fresh, unseen or unseen2", only)
+			t.Fatalf("EVAL_HALF=%s: want dev, heldout, fresh, unseen, unseen2 or unseen3", only)
 		}
 		halves = []string{only}
 	}
@@ -229,7 +232,7 @@ func TestEval(t *testing.T) {
 			for _, half := range []struct {
 				name string
 				qs   []evalQuery
-			}{{"dev", s.Dev}, {"heldout", s.Heldout}, {"fresh", s.Fresh}, {"unseen", s.Unseen}, {"unseen2", s.Unseen2}} {
+			}{{"dev", s.Dev}, {"heldout", s.Heldout}, {"fresh", s.Fresh}, {"unseen", s.Unseen}, {"unseen2", s.Unseen2}, {"unseen3", s.Unseen3}} {
 				if !slices.Contains(halves, half.name) {
 					continue
 				}
