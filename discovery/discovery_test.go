@@ -652,6 +652,39 @@ func TestRankingRules(t *testing.T) {
 				{Name: "create_contact", Method: "POST", Path: "/me/contacts", Title: "Create new navigation property to contacts for me"},
 			},
 		},
+		{
+			rule:  "what a message is to say counts for less than the request's own words",
+			query: "reply to the email saying the invoice is paid", first: "reply_message",
+			docs: []Doc{
+				{Name: "reply_message", Method: "POST", Path: "/me/messages/{id}/reply", Title: "Reply to a message"},
+				{Name: "pay_invoice", Method: "POST", Path: "/invoices/{id}/pay", Title: "Pay an invoice", Description: "Marks the invoice paid; an email is sent."},
+			},
+		},
+		{
+			rule:  "a sentence that tells the circumstances counts for less than the one that asks",
+			query: "The order shipped today, the customer paid the invoice. Refund the charge", first: "refund_charge",
+			docs: []Doc{
+				{Name: "refund_charge", Method: "POST", Path: "/charges/{id}/refund", Title: "Refund a charge"},
+				{Name: "pay_order", Method: "POST", Path: "/orders/{id}/pay", Title: "Pay an order", Description: "Pays the order once shipped, as the customer's invoice says."},
+				{Name: "pay_invoice", Method: "POST", Path: "/invoices/{id}/pay", Title: "Pay an invoice of a customer"},
+			},
+		},
+		{
+			rule:  "a request's values (an address, a repository's name) name no operation",
+			query: "email dana@contoso.com", first: "send_mail",
+			docs: []Doc{
+				{Name: "send_mail", Method: "POST", Path: "/me/sendMail", Title: "Send mail"},
+				{Name: "contoso_report", Method: "GET", Path: "/reports/emailActivity", Title: "Get the email activity of a domain", Description: "For example dana@contoso.com or contoso.com."},
+			},
+		},
+		{
+			rule:  "a file's name says it is a file",
+			query: "delete old-report.docx from my drive", first: "delete_item",
+			docs: []Doc{
+				{Name: "delete_item", Method: "DELETE", Path: "/drive/items/{id}", Title: "Delete a file or folder"},
+				{Name: "delete_report", Method: "DELETE", Path: "/reports/{id}", Title: "Delete an old report"},
+			},
+		},
 	} {
 		res := searchOf(t, tc.docs, tc.query)
 		if got := names(res); len(got) == 0 || got[0] != tc.first {

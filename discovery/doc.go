@@ -82,10 +82,16 @@
 //     with it: most APIs' summaries start with their verb ("Star a
 //     repository"), also verbs of no action group.
 //
-// The words of a clause that tells why or when ("… so I can find it
-// later", "… after their laptop was stolen") count half, and so do a
-// question's words of an action other than reading ("what's new", "what
-// changed").
+// A request is read for what it asks first (intent.go): its values drop
+// out (e-mail addresses, URLs, @handles, "owner/repo" names; a file's name
+// reads as "file"), and its quoted text, what follows a colon and the
+// sentences that tell the circumstances ("…, the customer sent the shoes
+// back", "We think Dave's password leaked. Sign him out") are read after
+// the clauses that ask, at half weight. The words of a clause that tells
+// why or when ("… so I can find it later", "… after their laptop was
+// stolen") or what a message is to say ("… saying I'm on it") count half,
+// and so do a question's words of an action other than reading ("what's
+// new", "what changed").
 //
 // A stand-in never counts for more than its word could (its idf is capped at
 // the word's). The sum is scaled by the share of concepts a tool matched

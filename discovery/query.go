@@ -11,6 +11,7 @@ const (
 	wImplied        = 0.5 // the read action implied by a question ("which invoices …")
 	wSelf           = 0.3 // "my" as "me", "self", "authenticated", "current"
 	wClause         = 0.5 // a word of a clause that tells why or when
+	wContext        = 0.5 // a word of a request's context: a sentence that tells, a quote (intentParts)
 	wQuestionAction = 0.5 // a word of an action other than reading, in a question
 	wLeadVerb       = 0.5 // a request's first word, matched on the verb its tools' titles start with
 	wGroupmate      = 0.6 // another verb of the same action group, on the text fields
@@ -25,11 +26,21 @@ func (ix *Index) compile(text string) []concept {
 	if ix.opts.Ranking == PlainBM25 {
 		return ix.compilePlain(text)
 	}
-	var raw []string
-	words(text, func(w string) { raw = append(raw, w) })
-	q := &queryReading{ix: ix, question: len(raw) > 0 && readQuestions[raw[0]],
-		seen: map[string]bool{}, actions: map[string]bool{}}
-	q.raw = joinPhrasalVerbs(ix.domain.rewrite(raw))
+	q := &queryReading{ix: ix, seen: map[string]bool{}, actions: map[string]bool{}, context: -1}
+	for _, p := range intentParts(text, ix.isVerb) {
+		var raw []string
+		words(p.text, func(w string) { raw = append(raw, w) })
+		if p.context && q.context < 0 {
+			q.context = len(q.raw)
+		}
+		if len(q.raw) == 0 && len(raw) > 0 {
+			q.question = readQuestions[raw[0]]
+		}
+		q.raw = append(q.raw, joinPhrasalVerbs(ix.domain.rewrite(raw))...)
+	}
+	if q.context < 0 {
+		q.context = len(q.raw)
+	}
 	for i, w := range q.raw {
 		q.word(i, w)
 	}
@@ -60,6 +71,7 @@ type queryReading struct {
 	first    bool            // a content word has been read
 	light    int             // words left in which a light verb's noun may name the action
 	clause   bool            // past a word that starts a clause of circumstance
+	context  int             // raw[context:] are the request's context (intentParts)
 }
 
 // addAction adds action a as a concept (once).
@@ -111,6 +123,9 @@ func (q *queryReading) word(i int, w string) {
 	}
 	if q.clause {
 		c.w *= wClause
+	}
+	if i >= q.context {
+		c.w *= wContext
 	}
 	// A question reads: a word of another action in it ("what's new",
 	// "what changed") qualifies what is read.
@@ -172,9 +187,12 @@ func changesSomething(acts []string) bool {
 }
 
 // clauseWords start a clause that tells why or when ("star this repo so I
-// can find it later", "sign a user out after their laptop was stolen"):
-// its words count for less than the request's own.
-var clauseWords = map[string]bool{"so": true, "because": true, "since": true, "after": true, "before": true}
+// can find it later", "sign a user out after their laptop was stolen"), or
+// what a message is to say ("reply saying I'm on it", "email Dana and tell
+// her the report is late"): its words count for less than the request's
+// own.
+var clauseWords = map[string]bool{"so": true, "because": true, "since": true, "after": true, "before": true,
+	"saying": true, "tell": true, "telling": true, "asking": true, "letting": true}
 
 // lightVerbs say little on their own: the noun after them names the action
 // ("make a copy" copies, "run a search" searches; "do" and "have" are stop

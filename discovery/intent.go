@@ -1,0 +1,267 @@
+package discovery
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Reading a request for what it asks. Users say more than what to do: the
+// values the call will carry (an address, a link, a quoted title) and
+// sentences that tell the circumstances ("Refund order 1182, the customer
+// sent the shoes back"; "We think Dave's password leaked. Sign him out
+// everywhere"). Their words name other operations as often as the wanted
+// one ("report", "month", "product"), so intentParts puts what a request
+// asks first and marks the rest as context, whose words count for less
+// (wContext) and never name the request's verb.
+
+// A part is a stretch of a request: asked, or context.
+type part struct {
+	text    string
+	context bool
+}
+
+// intentParts splits a request into its parts, those it asks first and in
+// order, then its context:
+//   - values drop out: e-mail addresses, URLs and @handles name no
+//     operation (Microsoft Graph's examples are full of "contoso");
+//   - quoted text ("put 'submit expense report' on my to-do list") and
+//     what follows a colon ("a new item in our catalog: Ceramic Mug, 12
+//     oz") are context when there is more;
+//   - a sentence or comma-separated clause that opens with its subject ("the
+//     customer sent …", "he moved away", "we think …") is context when
+//     another one asks with a verb of the index (isVerb).
+//
+// A request with no such verb is kept whole and in order, less its values
+// and quotes: "my unread emails, newest first" is all it asks.
+func intentParts(text string, isVerb func(w string) bool) []part {
+	text, quoted := splitQuoted(dropValues(text))
+	if i := strings.Index(text, ": "); i > 0 { // "a new item in our catalog: Ceramic Mug, 12 oz"
+		text, quoted = text[:i], append(quoted, text[i+2:])
+	}
+	cls := clauses(text)
+	var asked, context []part
+	imperative := false
+	for _, cl := range cls {
+		first, lead := leadWords(cl)
+		switch {
+		case first == "":
+			continue
+		case statementLeads[first]:
+			context = append(context, part{cl, true})
+		default:
+			asked = append(asked, part{text: cl})
+			imperative = imperative || isVerb(lead)
+		}
+	}
+	if !imperative { // nothing asks with a verb: every clause is the request
+		asked = asked[:0]
+		for _, cl := range cls {
+			asked = append(asked, part{text: cl})
+		}
+		context = context[:0]
+	}
+	for _, q := range quoted {
+		context = append(context, part{q, true})
+	}
+	if len(asked) == 0 { // only quotes: they are what is asked
+		for i := range context {
+			context[i].context = false
+		}
+	}
+	return append(asked, context...)
+}
+
+// dropValues blanks the values of a request: e-mail addresses, URLs,
+// @handles, and names with a slash and a digit, dot, dash or underscore
+// ("vercel/next.js", "release/2.3", "feature/payments-v1": a repository or
+// a branch; "read/write" stays); a file's name ("budget-2025.xlsx") says
+// only that it is a file. The punctuation after a value stays (it may end
+// a clause).
+func dropValues(text string) string {
+	if !strings.ContainsAny(text, "@:/.") {
+		return text
+	}
+	fields := strings.Fields(text)
+	for i, f := range fields {
+		core := strings.TrimRight(f, ".,;:!?)\"'”’")
+		switch {
+		case strings.Contains(core, "@") || strings.Contains(core, "://") || strings.HasPrefix(core, "www."),
+			strings.Contains(strings.Trim(core, "/"), "/") && strings.ContainsAny(core, "0123456789.-_"):
+			fields[i] = f[len(core):]
+		case isFileName(core):
+			fields[i] = "file" + f[len(core):]
+		}
+	}
+	return strings.Join(fields, " ")
+}
+
+// isFileName reports whether w is a file's name: a name, a dot and an
+// extension of two to four letters or digits that starts with a letter,
+// not a domain ("contoso.com").
+func isFileName(w string) bool {
+	dot := strings.LastIndexByte(w, '.')
+	if dot < 1 || len(w)-dot-1 < 2 || len(w)-dot-1 > 4 {
+		return false
+	}
+	ext := strings.ToLower(w[dot+1:])
+	if !unicode.IsLetter(rune(ext[0])) || domainEnds[ext] {
+		return false
+	}
+	for _, r := range ext {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// domainEnds are the ends of the domain names that requests name.
+var domainEnds = map[string]bool{"com": true, "org": true, "net": true, "io": true, "dev": true,
+	"app": true, "co": true, "edu": true, "gov": true, "ai": true}
+
+// splitQuoted takes the quoted stretches out of text: in double quotes
+// (straight or curly), or in single ones that open a word and close one
+// (apostrophes, as in "Carla's", stay).
+func splitQuoted(text string) (rest string, quoted []string) {
+	if !strings.ContainsAny(text, "\"“'‘") {
+		return text, nil
+	}
+	var b strings.Builder
+	for i := 0; i < len(text); {
+		r, size := utf8.DecodeRuneInString(text[i:])
+		if closer, ok := quoteCloser(r); ok && opensQuote(text, i) {
+			if end := closingQuote(text, i+size, closer); end > 0 {
+				quoted = append(quoted, text[i+size:end])
+				b.WriteByte(' ')
+				_, csize := utf8.DecodeRuneInString(text[end:])
+				i = end + csize
+				continue
+			}
+		}
+		b.WriteString(text[i : i+size])
+		i += size
+	}
+	return b.String(), quoted
+}
+
+// quoteCloser is the rune that closes a quote opened by r.
+func quoteCloser(r rune) (rune, bool) {
+	switch r {
+	case '"':
+		return '"', true
+	case '“':
+		return '”', true
+	case '\'':
+		return '\'', true
+	case '‘':
+		return '’', true
+	}
+	return 0, false
+}
+
+// opensQuote reports whether the quote mark at text[i] opens a quote: it
+// starts the text or follows a space or an opening bracket.
+func opensQuote(text string, i int) bool {
+	if i == 0 {
+		return true
+	}
+	prev, _ := utf8.DecodeLastRuneInString(text[:i])
+	return unicode.IsSpace(prev) || prev == '(' || prev == '['
+}
+
+// closingQuote is the position of the mark that closes a quote whose text
+// starts at from: closer, after a letter, digit or punctuation and before
+// a space, punctuation or the end; -1 when there is none.
+func closingQuote(text string, from int, closer rune) int {
+	for j := from; j < len(text); {
+		r, size := utf8.DecodeRuneInString(text[j:])
+		if r == closer && j > from {
+			next, _ := utf8.DecodeRuneInString(text[j+size:])
+			if j+size == len(text) || unicode.IsSpace(next) || unicode.IsPunct(next) {
+				return j
+			}
+		}
+		j += size
+	}
+	return -1
+}
+
+// clauses splits text at the ends of sentences (".", "?", "!" or ";"
+// before a space or the end: "v1.4.0" stays whole) and at commas.
+func clauses(text string) []string {
+	var out []string
+	start := 0
+	for i := 0; i < len(text); i++ {
+		switch text[i] {
+		case ',', ';', '.', '?', '!':
+			if i+1 < len(text) && !unicode.IsSpace(rune(text[i+1])) {
+				continue
+			}
+			if s := strings.TrimSpace(text[start:i]); s != "" {
+				out = append(out, s)
+			}
+			start = i + 1
+		}
+	}
+	if s := strings.TrimSpace(text[start:]); s != "" {
+		out = append(out, s)
+	}
+	return out
+}
+
+// leadWords are a clause's first word and its first word past the fillers
+// that may precede a request's verb ("so go ahead and collect", "please
+// refund"), lower-cased.
+func leadWords(clause string) (first, lead string) {
+	for _, f := range strings.Fields(clause) {
+		w := strings.ToLower(strings.TrimFunc(f, func(r rune) bool { return !unicode.IsLetter(r) && r != '\'' && r != '’' }))
+		if w == "" {
+			continue
+		}
+		if first == "" {
+			first = w
+		}
+		if !leadFillers[w] {
+			return first, w
+		}
+	}
+	return first, ""
+}
+
+// statementLeads open a clause with its subject: the clause tells
+// something ("the order shipped today", "he moved away") rather than asks.
+var statementLeads = map[string]bool{
+	"i": true, "i'm": true, "i’m": true, "i've": true, "we": true, "we're": true, "we've": true,
+	"he": true, "she": true, "they": true, "it": true, "it's": true, "its": true, "there": true,
+	"someone": true, "somebody": true, "everyone": true, "everybody": true, "nobody": true,
+	"the": true, "his": true, "her": true, "their": true, "our": true, "my": true, "this": true, "that": true,
+}
+
+// leadFillers may stand before a request's verb.
+var leadFillers = map[string]bool{
+	"please": true, "so": true, "then": true, "and": true, "now": true, "just": true,
+	"also": true, "go": true, "ahead": true, "kindly": true, "quickly": true, "can": true,
+	"could": true, "would": true, "you": true,
+}
+
+// isVerb reports whether the index reads w as a request's verb: a word of
+// the action vocabulary, the first word of some tool's title, or the first
+// word of a two-word verb ("sign him out").
+func (ix *Index) isVerb(w string) bool {
+	s := stem(w)
+	if len(ix.actions.of(s)) > 0 || phrasalHeads[w] {
+		return true
+	}
+	_, ok := ix.terms[verbToken(s)]
+	return ok
+}
+
+// phrasalHeads are the first words of phrasalVerbs.
+var phrasalHeads = func() map[string]bool {
+	m := map[string]bool{}
+	for pv := range phrasalVerbs {
+		m[pv[0]] = true
+	}
+	return m
+}()

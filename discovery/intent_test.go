@@ -1,0 +1,40 @@
+package discovery
+
+import (
+	"reflect"
+	"testing"
+)
+
+func TestIntentParts(t *testing.T) {
+	isVerb := func(w string) bool {
+		return w == "refund" || w == "archive" || w == "create" || w == "delete" || w == "email"
+	}
+	asked := func(s string) part { return part{text: s} }
+	context := func(s string) part { return part{text: s, context: true} }
+	for _, tc := range []struct {
+		text string
+		want []part
+	}{
+		{"list my invoices", []part{asked("list my invoices")}},
+		{"Refund the $40 for order #1182, the customer sent the shoes back",
+			[]part{asked("Refund the $40 for order #1182"), context("the customer sent the shoes back")}},
+		{"We stopped maintaining legacy-api. Archive it so people know",
+			[]part{asked("Archive it so people know"), context("We stopped maintaining legacy-api")}},
+		// Nothing asks with a verb: every clause is the request, in order.
+		{"my unread emails, newest first", []part{asked("my unread emails"), asked("newest first")}},
+		{"Email dana@contoso.com and tell her", []part{asked("Email  and tell her")}},
+		{"star vercel/next.js and read/write access", []part{asked("star  and read/write access")}},
+		{"delete old-report.docx from my drive", []part{asked("delete file from my drive")}},
+		{"create a hook for https://api.example.com/hooks.", []part{asked("create a hook for")}},
+		{"put 'submit expense report' on my list", []part{asked("put   on my list"), context("submit expense report")}},
+		{"Carla's \"draft\" isn't done", []part{asked("Carla's   isn't done"), context("draft")}},
+		{"Put a new item in our catalog: Ceramic Mug, 12 oz",
+			[]part{asked("Put a new item in our catalog"), context("Ceramic Mug, 12 oz")}},
+		{"'buy milk'", []part{asked("buy milk")}},
+		{"tag v1.4.0 now", []part{asked("tag v1.4.0 now")}},
+	} {
+		if got := intentParts(tc.text, isVerb); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("intentParts(%q) = %+v, want %+v", tc.text, got, tc.want)
+		}
+	}
+}
