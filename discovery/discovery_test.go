@@ -57,6 +57,8 @@ func TestWords(t *testing.T) {
 		{"<p>Retrieves a <code>PaymentMethod</code> &amp; more.</p>", "retrieves payment method more"},
 		{"See [the docs](https://example.com/x_y) or https://a.b/c_d now", "see the docs or now"},
 		{"a customer's card, v2 API", "customer card api"},
+		{"we're sure it doesn’t, they'll see I'd can't", "we sure it does they see i can"},
+		{"O'Brien's 'quoted' text", "brien quoted text"},
 		{"microsoft.graph.sendMail", "microsoft graph send mail"},
 		{"Ünïcode Straße", "ünïcode straße"},
 		{"", ""},

@@ -80,12 +80,15 @@ func splitWords(buf []byte, s string, emit func(w []byte)) []byte {
 			}
 			buf = utf8.AppendRune(buf, unicode.ToLower(r))
 		case r == '\'' || r == '’':
-			// "customer's" → customer; "don't" → don, t (dropped).
-			flush()
-			if i+size < len(s) && (s[i+size] == 's' || s[i+size] == 'S') && (i+size+1 == len(s) || !isLetterByte(s[i+size+1])) {
-				i += size + 1
-				continue
+			// A contraction's ending is no word: "customer's" → customer,
+			// "we're" → we, "doesn't" → does.
+			n := contractionEnd(s[i+size:])
+			if n == 1 && (s[i+size]|0x20) == 't' && len(buf) > 1 && buf[len(buf)-1] == 'n' && string(buf) != "can" {
+				buf = buf[:len(buf)-1] // "doesn't": the n is the not's
 			}
+			flush()
+			i += size + n
+			continue
 		default:
 			flush()
 		}
@@ -119,6 +122,18 @@ func caseBoundary(s string, i int, r rune) bool {
 		}
 	}
 	return false
+}
+
+// contractionEnd is the length of the contraction ending ("s", "re", "ve",
+// "ll", "d", "m", "t") that s starts with, when it ends a word; 0 when
+// there is none.
+func contractionEnd(s string) int {
+	for _, end := range [...]string{"s", "re", "ve", "ll", "d", "m", "t"} {
+		if len(s) >= len(end) && strings.EqualFold(s[:len(end)], end) && (len(s) == len(end) || !isLetterByte(s[len(end)])) {
+			return len(end)
+		}
+	}
+	return 0
 }
 
 func isLetterByte(c byte) bool {
