@@ -21,21 +21,31 @@ type part struct {
 	context bool
 }
 
+// A lexicon is what reading a request needs to know of the index's words.
+type lexicon interface {
+	// isVerb reports whether a lower-case word can be a request's verb.
+	isVerb(w string) bool
+	// has reports whether a lower-case word is a word of the index.
+	has(w string) bool
+}
+
 // intentParts splits a request into its parts, those it asks first and in
 // order, then its context:
-//   - values drop out: e-mail addresses, URLs and @handles name no
-//     operation (Microsoft Graph's examples are full of "contoso");
+//   - values drop out: e-mail addresses, URLs, @handles and names with a
+//     slash name no operation (Microsoft Graph's examples are full of
+//     "contoso");
 //   - quoted text ("put 'submit expense report' on my to-do list") and
 //     what follows a colon ("a new item in our catalog: Ceramic Mug, 12
 //     oz") are context when there is more;
-//   - a sentence or comma-separated clause that opens with its subject ("the
-//     customer sent …", "he moved away", "we think …") is context when
-//     another one asks with a verb of the index (isVerb).
+//   - when a sentence or comma-separated clause asks with a verb of the
+//     index, the clauses that neither ask nor question nor open with a
+//     preposition tell the circumstances, and are context: "the customer
+//     sent …", "he moved away", "Maria's last day was today".
 //
 // A request with no such verb is kept whole and in order, less its values
 // and quotes: "my unread emails, newest first" is all it asks.
-func intentParts(text string, isVerb func(w string) bool) []part {
-	text, quoted := splitQuoted(dropValues(text))
+func intentParts(text string, lex lexicon) []part {
+	text, quoted := splitQuoted(dropValues(text, lex))
 	if i := strings.Index(text, ": "); i > 0 { // "a new item in our catalog: Ceramic Mug, 12 oz"
 		text, quoted = text[:i], append(quoted, text[i+2:])
 	}
@@ -44,22 +54,19 @@ func intentParts(text string, isVerb func(w string) bool) []part {
 	imperative := false
 	for _, cl := range cls {
 		first, lead := leadWords(cl)
-		switch {
-		case first == "":
-			continue
-		case statementLeads[first]:
-			context = append(context, part{cl, true})
-		default:
+		verb := lead != "" && lex.isVerb(lead)
+		imperative = imperative || verb
+		if verb || readQuestions[first] || prepositions[first] {
 			asked = append(asked, part{text: cl})
-			imperative = imperative || isVerb(lead)
+		} else {
+			context = append(context, part{cl, true})
 		}
 	}
 	if !imperative { // nothing asks with a verb: every clause is the request
-		asked = asked[:0]
+		asked, context = asked[:0], context[:0]
 		for _, cl := range cls {
 			asked = append(asked, part{text: cl})
 		}
-		context = context[:0]
 	}
 	for _, q := range quoted {
 		context = append(context, part{q, true})
@@ -73,12 +80,12 @@ func intentParts(text string, isVerb func(w string) bool) []part {
 }
 
 // dropValues blanks the values of a request: e-mail addresses, URLs,
-// @handles, and names with a slash and a digit, dot, dash or underscore
-// ("vercel/next.js", "release/2.3", "feature/payments-v1": a repository or
-// a branch; "read/write" stays); a file's name ("budget-2025.xlsx") says
+// @handles, and names with a slash ("acme/api", "release/2.3",
+// "feature/payments-v1": a repository or a branch) but for pairs of the
+// index's words ("read/write"); a file's name ("budget-2025.xlsx") says
 // only that it is a file. The punctuation after a value stays (it may end
 // a clause).
-func dropValues(text string) string {
+func dropValues(text string, lex lexicon) string {
 	if !strings.ContainsAny(text, "@:/.") {
 		return text
 	}
@@ -87,13 +94,24 @@ func dropValues(text string) string {
 		core := strings.TrimRight(f, ".,;:!?)\"'”’")
 		switch {
 		case strings.Contains(core, "@") || strings.Contains(core, "://") || strings.HasPrefix(core, "www."),
-			strings.Contains(strings.Trim(core, "/"), "/") && strings.ContainsAny(core, "0123456789.-_"):
+			strings.Contains(strings.Trim(core, "/"), "/") && !wordPair(core, lex):
 			fields[i] = f[len(core):]
 		case isFileName(core):
 			fields[i] = "file" + f[len(core):]
 		}
 	}
 	return strings.Join(fields, " ")
+}
+
+// wordPair reports whether every part of a slashed name is a word of the
+// index ("read/write", "on/off").
+func wordPair(name string, lex lexicon) bool {
+	for p := range strings.SplitSeq(strings.Trim(name, "/"), "/") {
+		if p == "" || strings.IndexFunc(p, func(r rune) bool { return !unicode.IsLetter(r) }) >= 0 || !lex.has(strings.ToLower(p)) {
+			return false
+		}
+	}
+	return true
 }
 
 // isFileName reports whether w is a file's name: a name, a dot and an
@@ -215,7 +233,10 @@ func clauses(text string) []string {
 // refund"), lower-cased.
 func leadWords(clause string) (first, lead string) {
 	for _, f := range strings.Fields(clause) {
-		w := strings.ToLower(strings.TrimFunc(f, func(r rune) bool { return !unicode.IsLetter(r) && r != '\'' && r != '’' }))
+		w := strings.ToLower(strings.TrimLeftFunc(f, func(r rune) bool { return !unicode.IsLetter(r) }))
+		if end := strings.IndexFunc(w, func(r rune) bool { return !unicode.IsLetter(r) }); end >= 0 {
+			w = w[:end] // "who's" is "who"
+		}
 		if w == "" {
 			continue
 		}
@@ -229,13 +250,12 @@ func leadWords(clause string) (first, lead string) {
 	return first, ""
 }
 
-// statementLeads open a clause with its subject: the clause tells
-// something ("the order shipped today", "he moved away") rather than asks.
-var statementLeads = map[string]bool{
-	"i": true, "i'm": true, "i’m": true, "i've": true, "we": true, "we're": true, "we've": true,
-	"he": true, "she": true, "they": true, "it": true, "it's": true, "its": true, "there": true,
-	"someone": true, "somebody": true, "everyone": true, "everybody": true, "nobody": true,
-	"the": true, "his": true, "her": true, "their": true, "our": true, "my": true, "this": true, "that": true,
+// prepositions open a clause that says what a request is about ("for the
+// chargeback on order 5521, add …").
+var prepositions = map[string]bool{
+	"for": true, "in": true, "on": true, "at": true, "to": true, "from": true, "with": true,
+	"about": true, "of": true, "into": true, "onto": true, "by": true, "under": true, "within": true,
+	"between": true, "across": true, "per": true, "during": true, "without": true,
 }
 
 // leadFillers may stand before a request's verb.
@@ -243,6 +263,12 @@ var leadFillers = map[string]bool{
 	"please": true, "so": true, "then": true, "and": true, "now": true, "just": true,
 	"also": true, "go": true, "ahead": true, "kindly": true, "quickly": true, "can": true,
 	"could": true, "would": true, "you": true,
+}
+
+// has reports whether w is a word of the index.
+func (ix *Index) has(w string) bool {
+	_, ok := ix.terms[stem(w)]
+	return ok
 }
 
 // isVerb reports whether the index reads w as a request's verb: a word of

@@ -2,13 +2,13 @@ package discovery
 
 import (
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 )
 
 func TestIntentParts(t *testing.T) {
-	isVerb := func(w string) bool {
-		return w == "refund" || w == "archive" || w == "create" || w == "delete" || w == "email"
-	}
+	lex := fakeLexicon{verbs: "refund archive create delete email block star", words: "read write access drive list"}
 	asked := func(s string) part { return part{text: s} }
 	context := func(s string) part { return part{text: s, context: true} }
 	for _, tc := range []struct {
@@ -32,9 +32,22 @@ func TestIntentParts(t *testing.T) {
 			[]part{asked("Put a new item in our catalog"), context("Ceramic Mug, 12 oz")}},
 		{"'buy milk'", []part{asked("buy milk")}},
 		{"tag v1.4.0 now", []part{asked("tag v1.4.0 now")}},
+		{"Maria Gonzalez's last day was today. Block her account",
+			[]part{asked("Block her account"), context("Maria Gonzalez's last day was today")}},
+		{"For the chargeback on order 5521, add a note. Refund it",
+			[]part{asked("For the chargeback on order 5521"), asked("Refund it"), context("add a note")}},
+		{"who's in acme/api? Please archive it", []part{asked("who's in"), asked("Please archive it")}},
 	} {
-		if got := intentParts(tc.text, isVerb); !reflect.DeepEqual(got, tc.want) {
+		if got := intentParts(tc.text, lex); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("intentParts(%q) = %+v, want %+v", tc.text, got, tc.want)
 		}
 	}
+}
+
+// fakeLexicon knows the verbs and words it is given, space-separated.
+type fakeLexicon struct{ verbs, words string }
+
+func (l fakeLexicon) isVerb(w string) bool { return slices.Contains(strings.Fields(l.verbs), w) }
+func (l fakeLexicon) has(w string) bool {
+	return l.isVerb(w) || slices.Contains(strings.Fields(l.words), w)
 }

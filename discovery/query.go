@@ -27,7 +27,7 @@ func (ix *Index) compile(text string) []concept {
 		return ix.compilePlain(text)
 	}
 	q := &queryReading{ix: ix, seen: map[string]bool{}, actions: map[string]bool{}, context: -1}
-	for _, p := range intentParts(text, ix.isVerb) {
+	for _, p := range intentParts(text, ix) {
 		var raw []string
 		words(p.text, func(w string) { raw = append(raw, w) })
 		if p.context && q.context < 0 {
