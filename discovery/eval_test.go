@@ -37,6 +37,10 @@ type evalSet struct {
 	// Unseen3 are a third helper's, written at the start of a session and
 	// measured only before and after its decisions.
 	Unseen3 []evalQuery `yaml:"unseen3"`
+	// Unseen4 are a fourth helper's, written while the same session's
+	// later decisions were made on the others, and measured once at its
+	// end.
+	Unseen4 []evalQuery `yaml:"unseen4"`
 }
 
 type evalQuery struct {
@@ -109,7 +113,7 @@ func TestEvalSetResolves(t *testing.T) {
 		s := loadEvalSet(t, api)
 		c := loadCorpusAPI(t, api, s.Doc)
 		seen := map[string]bool{}
-		for _, q := range slices.Concat(s.Dev, s.Heldout, s.Fresh, s.Unseen, s.Unseen2, s.Unseen3) {
+		for _, q := range slices.Concat(s.Dev, s.Heldout, s.Fresh, s.Unseen, s.Unseen2, s.Unseen3, s.Unseen4) {
 			total++
 			if seen[q.Q] {
 				t.Errorf("%s: %q appears twice", api, q.Q)
@@ -207,10 +211,10 @@ func TestEval(t *testing.T) {
 		t.Fatal(err)
 	}
 	rankings = append(rankings, embedded...)
-	halves := []string{"dev", "heldout", "fresh", "unseen", "unseen2", "unseen3"}
+	halves := []string{"dev", "heldout", "fresh", "unseen", "unseen2", "unseen3", "unseen4"}
 	if only := os.Getenv("EVAL_HALF"); only != "" {
 		if !slices.Contains(halves, only) {
-			t.Fatalf("EVAL_HALF=%s: want dev, heldout, fresh, unseen, unseen2 or unseen3", only)
+			t.Fatalf("EVAL_HALF=%s: want dev, heldout, fresh, unseen, unseen2, unseen3 or unseen4", only)
 		}
 		halves = []string{only}
 	}
@@ -232,7 +236,7 @@ func TestEval(t *testing.T) {
 			for _, half := range []struct {
 				name string
 				qs   []evalQuery
-			}{{"dev", s.Dev}, {"heldout", s.Heldout}, {"fresh", s.Fresh}, {"unseen", s.Unseen}, {"unseen2", s.Unseen2}, {"unseen3", s.Unseen3}} {
+			}{{"dev", s.Dev}, {"heldout", s.Heldout}, {"fresh", s.Fresh}, {"unseen", s.Unseen}, {"unseen2", s.Unseen2}, {"unseen3", s.Unseen3}, {"unseen4", s.Unseen4}} {
 				if !slices.Contains(halves, half.name) {
 					continue
 				}
