@@ -146,9 +146,10 @@ func splitQuoted(text string) (rest string, quoted []string) {
 		return text, nil
 	}
 	var b strings.Builder
+	unclosed := map[rune]bool{} // closers not found: looking again is no use (and would be quadratic)
 	for i := 0; i < len(text); {
 		r, size := utf8.DecodeRuneInString(text[i:])
-		if closer, ok := quoteCloser(r); ok && opensQuote(text, i) {
+		if closer, ok := quoteCloser(r); ok && !unclosed[closer] && opensQuote(text, i) {
 			if end := closingQuote(text, i+size, closer); end > 0 {
 				quoted = append(quoted, text[i+size:end])
 				b.WriteByte(' ')
@@ -156,6 +157,7 @@ func splitQuoted(text string) (rest string, quoted []string) {
 				i = end + csize
 				continue
 			}
+			unclosed[closer] = true
 		}
 		b.WriteString(text[i : i+size])
 		i += size

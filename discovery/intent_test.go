@@ -1,6 +1,7 @@
 package discovery
 
 import (
+	"context"
 	"reflect"
 	"slices"
 	"strings"
@@ -50,4 +51,31 @@ type fakeLexicon struct{ verbs, words string }
 func (l fakeLexicon) isVerb(w string) bool { return slices.Contains(strings.Fields(l.verbs), w) }
 func (l fakeLexicon) has(w string) bool {
 	return l.isVerb(w) || slices.Contains(strings.Fields(l.words), w)
+}
+
+// FuzzIntentParts: any request splits without a panic into parts no longer
+// than itself, and a search with it answers (or says it has no words).
+func FuzzIntentParts(f *testing.F) {
+	for _, s := range []string{"Refund order #1182, the customer sent the shoes back",
+		`put 'buy milk' on my list: "now"`, "We're done. Archive acme/api", "a.pdf b/c d@e.f https://x.y/z",
+		`"a"a"a"a 'b'b'b`, "“curly” ‘quotes’", ": , . ? ! ;"} {
+		f.Add(s)
+	}
+	ix := petIndex(f, Options{})
+	lex := fakeLexicon{verbs: "refund archive list put", words: "order customer shoes"}
+	f.Fuzz(func(t *testing.T, text string) {
+		if len(text) > MaxQueryBytes {
+			return
+		}
+		n := 0
+		for _, p := range intentParts(text, lex) {
+			n += len(p.text)
+		}
+		if n > len(text) {
+			t.Fatalf("intentParts(%q): %d bytes of parts from %d", text, n, len(text))
+		}
+		if _, err := ix.Search(context.Background(), Query{Text: text}); err != nil && !strings.Contains(err.Error(), "no searchable words") {
+			t.Fatalf("Search(%q): %v", text, err)
+		}
+	})
 }

@@ -80,6 +80,7 @@ if [[ -z "${QUICK:-}" ]]; then
   go test -run '^$' -fuzz '^FuzzParseGenerate$' -fuzztime 300x ./openapi
   go test -run '^$' -fuzz '^FuzzAppendTree$' -fuzztime 50000x ./openapi
   go test -run '^$' -fuzz '^FuzzBuildRequest$' -fuzztime 50000x ./proxy
+  go test -run '^$' -fuzz '^FuzzIntentParts$' -fuzztime 50000x ./discovery
 
   step "MCP conformance suite (2026-07-28)"
   scripts/conformance.sh
