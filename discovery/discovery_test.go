@@ -655,6 +655,15 @@ func TestRankingRules(t *testing.T) {
 			},
 		},
 		{
+			rule:  "a question that asks who reads the people of what it names",
+			query: "who is in this chat", first: "list_chat_members",
+			docs: []Doc{
+				{Name: "get_chat", Method: "GET", Path: "/chats/{chat-id}", Title: "Get chat"},
+				{Name: "list_chat_members", Method: "GET", Path: "/chats/{chat-id}/members", Title: "List members of a chat"},
+				{Name: "list_chat_messages", Method: "GET", Path: "/chats/{chat-id}/messages", Title: "List messages in a chat"},
+			},
+		},
+		{
 			rule:  "what a message is to say counts for less than the request's own words",
 			query: "reply to the email saying the invoice is paid", first: "reply_message",
 			docs: []Doc{

@@ -75,7 +75,8 @@
 //     reads a definite object: "open my notebook", and creates an
 //     indefinite one: "open an issue"), and a question ("which invoices
 //     …") has none but read; "all" implies a
-//     list, "my" the caller's own resources (/me, GitHub's /user);
+//     list, "my" the caller's own resources (/me, GitHub's /user), and
+//     "who" the roles people play (members, users, reviewers, attendees …);
 //   - for each word, a bonus on the tools whose path ends in the resource
 //     it (or a stand-in) names;
 //   - for the request's first word, a bonus on the tools whose title starts

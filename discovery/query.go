@@ -14,6 +14,7 @@ const (
 	wContext        = 0.5 // a word of a request's context: a sentence that tells, a quote (intentParts)
 	wQuestionAction = 0.5 // a word of an action other than reading, in a question
 	wLeadVerb       = 0.5 // a request's first word, matched on the verb its tools' titles start with
+	wWho            = 0.5 // the roles people play, for a question that asks who
 	wGroupmate      = 0.6 // another verb of the same action group, on the text fields
 	wCompoundHead   = 0.7 // "mail" for "email"
 	rareDocs        = 20  // "a few"
@@ -35,6 +36,7 @@ func (ix *Index) compile(text string) []concept {
 		}
 		if len(q.raw) == 0 && len(raw) > 0 {
 			q.question = readQuestions[raw[0]]
+			q.who = whoWords[raw[0]]
 		}
 		q.raw = append(q.raw, joinPhrasalVerbs(ix.domain.rewrite(raw))...)
 	}
@@ -49,6 +51,17 @@ func (ix *Index) compile(text string) []concept {
 	// many requests' verbs are in no action group.)
 	if q.question {
 		q.addAction("read", wImplied)
+	}
+	if q.who {
+		c := concept{w: wWho}
+		for _, r := range personRoles {
+			if id, ok := ix.terms[stem(r)]; ok {
+				c.vs = append(c.vs, variant{id, 1})
+			}
+		}
+		if len(c.vs) > 0 {
+			q.cs = append(q.cs, c)
+		}
 	}
 	if q.self {
 		if id, ok := ix.terms[actionToken("self")]; ok {
@@ -72,6 +85,7 @@ type queryReading struct {
 	light    int             // words left in which a light verb's noun may name the action
 	clause   bool            // past a word that starts a clause of circumstance
 	context  int             // raw[context:] are the request's context (intentParts)
+	who      bool            // the request asks who
 }
 
 // addAction adds action a as a concept (once).

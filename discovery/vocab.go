@@ -50,6 +50,14 @@ var nounish = map[string]bool{
 	"open": true, "look": true, "view": true, "display": true, "build": true, "write": true,
 }
 
+// whoWords ask for people.
+var whoWords = map[string]bool{"who": true, "whom": true, "whose": true}
+
+// personRoles are the words APIs name people by, in the roles they play
+// towards what a request is about.
+var personRoles = []string{"user", "member", "people", "person", "contact", "reviewer", "assignee",
+	"collaborator", "attendee", "owner", "stargazer", "subscriber", "watcher", "follower", "participant"}
+
 // methodActions are the actions an HTTP method implies. POST on an item
 // path (one ending in a parameter) is an update in APIs such as Stripe's;
 // PUT both creates and replaces.
