@@ -703,3 +703,28 @@ func TestRankingRules(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryTime: "every" and "each" ask for a whole collection ("every
+// pet"), but not before a unit of time ("every time", "each week"), where
+// they say how often.
+func TestEveryTime(t *testing.T) {
+	ix := petIndex(t, Options{})
+	list, ok := ix.terms[actionToken("list")]
+	if !ok {
+		t.Fatal("the pet index has no list action")
+	}
+	for query, want := range map[string]bool{
+		"show every pet": true, "each pet's tags": true,
+		"tag a pet every time": false, "update the pet each week": false,
+	} {
+		got := false
+		for _, c := range ix.compile(query) {
+			for _, v := range c.vs {
+				got = got || v.term == list
+			}
+		}
+		if got != want {
+			t.Errorf("%q asks for a list: %v, want %v", query, got, want)
+		}
+	}
+}

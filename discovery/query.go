@@ -110,8 +110,8 @@ func (q *queryReading) word(i int, w string) {
 		q.self = true
 		return
 	case stopWords[w]:
-		if listWords[w] {
-			q.addAction("list", wAction)
+		if listWords[w] && (i+1 == len(q.raw) || !timeUnits[q.raw[i+1]]) {
+			q.addAction("list", wAction) // "all invoices", not "every time"
 		}
 		return
 	}

@@ -234,6 +234,14 @@ var selfWords = map[string]bool{"my": true, "me": true, "mine": true, "myself": 
 // all pets").
 var listWords = map[string]bool{"all": true, "every": true, "each": true}
 
+// timeUnits after "every" or "each" make it say how often ("every time",
+// "each week"), not that a request is for a whole collection.
+var timeUnits = map[string]bool{"time": true, "times": true, "day": true, "days": true, "week": true,
+	"weeks": true, "month": true, "months": true, "year": true, "years": true, "hour": true,
+	"hours": true, "minute": true, "minutes": true, "morning": true, "night": true, "evening": true,
+	"monday": true, "tuesday": true, "wednesday": true, "thursday": true, "friday": true,
+	"saturday": true, "sunday": true, "weekend": true, "quarter": true, "sprint": true, "release": true}
+
 // readQuestions start a question that asks to read something ("which
 // invoices are unpaid", "who has starred this"): the query then implies the
 // read actions.
