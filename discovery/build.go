@@ -118,16 +118,20 @@ func (b *builder) build() {
 	b.lengths = make([][nFields]float32, n)
 	b.pathTerms, b.titleTerms = make([][]int32, n), make([][]int32, n)
 	ix.scope = make([][]int32, n)
+	ix.short, ix.family = make([]string, n), make([]string, n)
 	fields := make([][]int32, nFields)
 	for i := range ix.docs {
 		for f := range fields {
 			fields[f] = fields[f][:0]
 		}
+		d := &ix.docs[i]
+		plain := plainText(d.Description) // read once, for the fields and the results
 		if ix.opts.Ranking == PlainBM25 {
-			b.plainFields(&ix.docs[i], fields)
+			b.plainFields(d, fields)
 		} else {
-			ix.scope[i] = b.fields(&ix.docs[i], fields)
+			ix.scope[i] = b.fields(d, plain, fields)
 		}
+		ix.short[i], ix.family[i] = shortDescription(plain, d.Title), familyKey(d)
 		b.entries[i], b.lengths[i] = b.count(fields)
 		if ix.opts.Ranking == Ranked {
 			ix.fwd[i] = b.forward(b.entries[i])
@@ -162,9 +166,9 @@ func (b *builder) sides(es []termTF) (path, title []int32) {
 // words splits s into words for the index, with the builder's buffer.
 func (b *builder) words(s string, emit func(w []byte)) { b.buf = splitWords(b.buf, s, emit) }
 
-// fields fills the terms of each field of d and returns its scope's terms
-// (see Index.scope).
-func (b *builder) fields(d *Doc, fields [][]int32) (scope []int32) {
+// fields fills the terms of each field of d, whose description reads plain
+// as plain text, and returns its scope's terms (see Index.scope).
+func (b *builder) fields(d *Doc, plain string, fields [][]int32) (scope []int32) {
 	add := func(f int) func([]byte) {
 		return func(w []byte) {
 			if id := b.wordID(w); id >= 0 {
@@ -190,7 +194,7 @@ func (b *builder) fields(d *Doc, fields [][]int32) (scope []int32) {
 		}
 		first = false
 	})
-	lead, rest := leadSentence(plainText(d.Description))
+	lead, rest := leadSentence(plain)
 	b.words(lead, add(fLead))
 	descWords := 0
 	addDesc := add(fDesc)
@@ -265,19 +269,35 @@ func (b *builder) verbTerm(id int32) int32 {
 // "/me" or "/self" (Graph, Spotify), GitHub's "/user/…", or a title that
 // says "the authenticated user" or "the current user".
 func isSelf(d *Doc) bool {
-	segs := strings.Split(strings.Trim(d.Path, "/"), "/")
-	for i, s := range segs {
-		switch strings.ToLower(s) {
-		case "me", "self", "current", "mine", "@me":
+	rest, first := strings.Trim(d.Path, "/"), ""
+	for i := 0; rest != ""; i++ {
+		seg, after, _ := strings.Cut(rest, "/")
+		if i == 0 {
+			first = seg
+		}
+		switch {
+		case strings.EqualFold(seg, "me"), strings.EqualFold(seg, "self"), strings.EqualFold(seg, "current"),
+			strings.EqualFold(seg, "mine"), strings.EqualFold(seg, "@me"):
 			return true
-		case "user":
-			if i == 0 || (i == 1 && strings.HasPrefix(segs[0], "v")) {
+		case strings.EqualFold(seg, "user"):
+			if i == 0 || i == 1 && strings.HasPrefix(first, "v") {
 				return true
 			}
 		}
+		rest = after
 	}
-	t := strings.ToLower(d.Title)
-	return strings.Contains(t, "authenticated user") || strings.Contains(t, "current user")
+	return containsFold(d.Title, "authenticated user") || containsFold(d.Title, "current user")
+}
+
+// containsFold reports whether s contains the lower-case ASCII sub, in any
+// case, without lower-casing s.
+func containsFold(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if (s[i]|0x20) == sub[0] && strings.EqualFold(s[i:i+len(sub)], sub) {
+			return true
+		}
+	}
+	return false
 }
 
 // docActions are the canonical actions of a tool: those of its method, and

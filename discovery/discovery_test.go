@@ -203,12 +203,12 @@ func TestShortDescription(t *testing.T) {
 		{"Use [this](https://x.y) **now**.", "", "Use this now."},
 	}
 	for _, tt := range tests {
-		if got := shortDescription(tt.desc, tt.title); got != tt.want {
+		if got := shortDescription(plainText(tt.desc), tt.title); got != tt.want {
 			t.Errorf("shortDescription(%.30q) = %q, want %q", tt.desc, got, tt.want)
 		}
 	}
 	for _, text := range []string{strings.Repeat("abc ", 100), long} {
-		if got := shortDescription(text, ""); len(got) > 244 || !strings.HasSuffix(got, "…") || strings.Contains(got, "Second") {
+		if got := shortDescription(plainText(text), ""); len(got) > 244 || !strings.HasSuffix(got, "…") || strings.Contains(got, "Second") {
 			t.Errorf("long text cut to %d bytes: %q", len(got), got)
 		}
 	}
@@ -725,6 +725,20 @@ func TestEveryTime(t *testing.T) {
 		}
 		if got != want {
 			t.Errorf("%q asks for a list: %v, want %v", query, got, want)
+		}
+	}
+}
+
+// TestCollapseSpaces: collapseSpaces is the start of strings.Fields joined
+// by single spaces, at least limit bytes of it when there are as many.
+func TestCollapseSpaces(t *testing.T) {
+	for _, s := range []string{"", "   ", " a  b\tc\n\nd ", "x\u00a0y\u2003 z", "\xffa \xfe", strings.Repeat("word  ", 100)} {
+		whole := strings.Join(strings.Fields(s), " ")
+		for _, limit := range []int{0, 1, 3, 10, 240, 1000} {
+			got := collapseSpaces(s, limit)
+			if !strings.HasPrefix(whole, got) || len(got) < min(len(whole), limit+1) {
+				t.Errorf("collapseSpaces(%q, %d) = %q, want a prefix of %q of at least %d bytes", s, limit, got, whole, min(len(whole), limit+1))
+			}
 		}
 	}
 }

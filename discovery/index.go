@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Doc is one tool as the index sees it. The gateway fills one per tool
@@ -163,14 +164,7 @@ func New(docs []Doc, opts Options) (*Index, error) {
 		}
 		ix.byName[d.Name] = int32(i)
 	}
-	b := newBuilder(ix)
-	b.build()
-	ix.short = make([]string, len(docs))
-	ix.family = make([]string, len(docs))
-	for i := range docs {
-		ix.short[i] = shortDescription(docs[i].Description, docs[i].Title)
-		ix.family[i] = familyKey(&docs[i])
-	}
+	newBuilder(ix).build()
 	if opts.Embeddings != nil {
 		ix.embed = newEmbedState(ix, opts.Embeddings)
 	}
@@ -484,21 +478,23 @@ func queryTerms(concepts []concept) map[int32]bool {
 // a parameter ("POST microsoft.graph.accept" for every way to reach an
 // event's accept action, "POST members" for every way to add a member).
 func familyKey(d *Doc) string {
-	segs := strings.Split(strings.Trim(d.Path, "/"), "/")
-	var lits []string
-	item := false
-	for _, s := range segs {
-		if strings.HasPrefix(s, "{") {
-			item = true
+	// The last literal segment, and whether parameters follow it.
+	path := strings.TrimRight(d.Path, "/")
+	lit, item := "", false
+	for rest := path; rest != ""; {
+		i := strings.LastIndexByte(rest, '/')
+		seg := rest[i+1:]
+		rest = rest[:max(i, 0)]
+		if strings.HasPrefix(seg, "{") {
+			item = item || lit == ""
 			continue
 		}
-		item = false
-		lits = append(lits, s)
+		if seg != "" {
+			lit = seg
+			break
+		}
 	}
-	if len(lits) > 1 {
-		lits = lits[len(lits)-1:]
-	}
-	key := d.Method + " " + strings.Join(lits, "/")
+	key := d.Method + " " + lit
 	if item {
 		key += "/{}"
 	}
@@ -588,16 +584,16 @@ func (h *topK) sorted() []hit {
 // shortDescription is the first paragraph of a description as plain text,
 // cut at a sentence or word boundary near 240 bytes; the title when there is
 // no description.
-func shortDescription(desc, title string) string {
-	text := plainText(desc)
+func shortDescription(plain, title string) string {
+	const max = 240
+	text := plain
 	if i := strings.Index(text, "\n\n"); i >= 0 {
 		text = text[:i]
 	}
-	text = strings.Join(strings.Fields(text), " ")
+	text = collapseSpaces(text, max)
 	if text == "" {
 		return title
 	}
-	const max = 240
 	if len(text) <= max {
 		return text
 	}
@@ -609,6 +605,32 @@ func shortDescription(desc, title string) string {
 		cut = cut[:i]
 	}
 	return strings.TrimRight(cut, ",;:") + "…"
+}
+
+// collapseSpaces is strings.Join(strings.Fields(s), " ") up to its first
+// rune past limit bytes: what a cut at limit needs of a long paragraph.
+func collapseSpaces(s string, limit int) string {
+	var b strings.Builder
+	b.Grow(min(len(s), limit+utf8.UTFMax))
+	space := false
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if unicode.IsSpace(r) {
+			space = b.Len() > 0
+			i += size
+			continue
+		}
+		if space {
+			b.WriteByte(' ')
+			space = false
+		}
+		b.WriteString(s[i : i+size]) // as it is, an invalid byte too
+		i += size
+		if b.Len() > limit {
+			break
+		}
+	}
+	return b.String()
 }
 
 // plainText removes HTML tags and Markdown link targets and emphasis,
