@@ -43,7 +43,7 @@ type builder struct {
 	// have 3,970 distinct descriptions and 77 distinct argument texts).
 	texts  map[string][]int32
 	plains map[string]string
-	names     []string // term id → term
+	names  []string // term id → term
 	// slot[t] is 1 + the position of term t in the current tool's entries.
 	slot []int32
 	// buf spells the current word (words); counted the current tool's
