@@ -229,10 +229,10 @@ func (b *builder) fields(d *Doc, plain string, fields [][]int32) (scope []int32)
 	rids := b.ids(rest)
 	addIDs(fDesc, rids[:min(len(rids), maxDescWords)])
 	for _, t := range d.Tags {
-		b.words(t, add(fTags))
+		addIDs(fTags, b.ids(t))
 	}
 	for _, s := range d.Schemas {
-		b.words(s, add(fTags))
+		addIDs(fTags, b.ids(s))
 	}
 	item := false
 	leaf := ""
@@ -243,15 +243,16 @@ func (b *builder) fields(d *Doc, plain string, fields [][]int32) (scope []int32)
 		}
 		item = strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "}")
 		if lit := stripParams(seg); strings.TrimSpace(lit) != "" {
-			b.words(lit, add(fPath))
+			ids := b.ids(lit)
+			addIDs(fPath, ids)
 			leaf = lit
 			if !scoped && !versionSegment(seg) {
 				scoped = true
-				b.words(lit, func(w []byte) {
-					if id := b.wordID(w); id >= 0 && !slices.Contains(scope, id) {
+				for _, id := range ids {
+					if id >= 0 && !slices.Contains(scope, id) {
 						scope = append(scope, id)
 					}
-				})
+				}
 			}
 		}
 	}
