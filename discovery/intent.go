@@ -12,8 +12,8 @@ import (
 // sent the shoes back"; "We think Dave's password leaked. Sign him out
 // everywhere"). Their words name other operations as often as the wanted
 // one ("report", "month", "product"), so intentParts puts what a request
-// asks first and marks the rest as context, whose words count for less
-// (wContext) and never name the request's verb.
+// asks first, where its verb is read, and marks the rest as context, whose
+// words count for less (wContext).
 
 // A part is a stretch of a request: asked, or context.
 type part struct {
@@ -191,8 +191,8 @@ func opensQuote(text string, i int) bool {
 }
 
 // closingQuote is the position of the mark that closes a quote whose text
-// starts at from: closer, after a letter, digit or punctuation and before
-// a space, punctuation or the end; -1 when there is none.
+// starts at from: closer, past the quote's first rune and before a space,
+// punctuation or the end; -1 when there is none.
 func closingQuote(text string, from int, closer rune) int {
 	for j := from; j < len(text); {
 		r, size := utf8.DecodeRuneInString(text[j:])
@@ -207,8 +207,9 @@ func closingQuote(text string, from int, closer rune) int {
 	return -1
 }
 
-// clauses splits text at the ends of sentences (".", "?", "!" or ";"
-// before a space or the end: "v1.4.0" stays whole) and at commas.
+// clauses splits text at the ends of sentences and at commas: ".", "?",
+// "!", ";" or "," before a space or the end ("v1.4.0" and "1,000" stay
+// whole).
 func clauses(text string) []string {
 	var out []string
 	start := 0
