@@ -80,11 +80,11 @@ func intentParts(text string, lex lexicon) []part {
 }
 
 // dropValues blanks the values of a request: e-mail addresses, URLs,
-// @handles, and names with a slash ("acme/api", "release/2.3",
-// "feature/payments-v1": a repository or a branch) but for pairs of the
-// index's words ("read/write"); a file's name ("budget-2025.xlsx") says
-// only that it is a file. The punctuation after a value stays (it may end
-// a clause).
+// @handles, and names with a slash that say what the index does not know
+// ("acme/api", "vercel/next.js", "release/2.3": a repository or a branch;
+// "read/write", "repos/create-fork" and "/repos/{owner}/{repo}/pulls"
+// stay); a file's name ("budget-2025.xlsx") says only that it is a file.
+// The punctuation after a value stays (it may end a clause).
 func dropValues(text string, lex lexicon) string {
 	if !strings.ContainsAny(text, "@:/.") {
 		return text
@@ -94,7 +94,7 @@ func dropValues(text string, lex lexicon) string {
 		core := strings.TrimRight(f, ".,;:!?)\"'”’")
 		switch {
 		case strings.Contains(core, "@") || strings.Contains(core, "://") || strings.HasPrefix(core, "www."),
-			strings.Contains(strings.Trim(core, "/"), "/") && !wordPair(core, lex):
+			strings.Contains(strings.Trim(core, "/"), "/") && !knownName(core, lex):
 			fields[i] = f[len(core):]
 		case isFileName(core):
 			fields[i] = "file" + f[len(core):]
@@ -103,11 +103,20 @@ func dropValues(text string, lex lexicon) string {
 	return strings.Join(fields, " ")
 }
 
-// wordPair reports whether every part of a slashed name is a word of the
-// index ("read/write", "on/off").
-func wordPair(name string, lex lexicon) bool {
+// knownName reports whether every part of a slashed name has words, all
+// of them words of the index: "read/write", an operation's path or its
+// id, not a repository's or a branch's name.
+func knownName(name string, lex lexicon) bool {
 	for p := range strings.SplitSeq(strings.Trim(name, "/"), "/") {
-		if p == "" || strings.IndexFunc(p, func(r rune) bool { return !unicode.IsLetter(r) }) >= 0 || !lex.has(strings.ToLower(p)) {
+		if strings.HasPrefix(p, "{") && strings.HasSuffix(p, "}") {
+			continue // a path's parameter
+		}
+		n, known := 0, true
+		words(p, func(w string) {
+			n++
+			known = known && lex.has(w)
+		})
+		if n == 0 || !known {
 			return false
 		}
 	}

@@ -25,6 +25,7 @@ func TestIntentParts(t *testing.T) {
 		{"my unread emails, newest first", []part{asked("my unread emails"), asked("newest first")}},
 		{"Email dana@contoso.com and tell her", []part{asked("Email  and tell her")}},
 		{"star vercel/next.js and read/write access", []part{asked("star  and read/write access")}},
+		{"list /drive/{drive-id}/list and drive/list-access", []part{asked("list /drive/{drive-id}/list and drive/list-access")}},
 		{"delete old-report.docx from my drive", []part{asked("delete file from my drive")}},
 		{"create a hook for https://api.example.com/hooks.", []part{asked("create a hook for")}},
 		{"put 'submit expense report' on my list", []part{asked("put   on my list"), context("submit expense report")}},
