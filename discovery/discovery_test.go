@@ -742,3 +742,40 @@ func TestCollapseSpaces(t *testing.T) {
 		}
 	}
 }
+
+// TestExactNames: a query that is a tool's name, its operationId or its
+// path (after its method or not, whatever its parameters are called) puts
+// those tools first; a tool the caller may not see is not among them.
+func TestExactNames(t *testing.T) {
+	ix := petIndex(t, Options{})
+	hidden := func(name string) bool { return name != "deletePet" }
+	for _, tc := range []struct {
+		query   string
+		visible func(string) bool
+		first   []string
+	}{
+		{"showPetById", nil, []string{"showPetById"}},
+		{"GET /pets/{id}", nil, []string{"showPetById"}},
+		{"get /pets/{petId}/", nil, []string{"showPetById"}},
+		{"/pets/{petId}", nil, []string{"showPetById", "deletePet", "updatePet"}},
+		{"/pets/{petId}", hidden, []string{"showPetById", "updatePet"}},
+		{"DELETE /pets/{x}", hidden, nil},
+		{"/store/orders", nil, []string{"placeOrder"}},
+		{"/pets", nil, []string{"listPets", "createPet"}},
+		{"get /pets", nil, []string{"listPets"}},
+	} {
+		res, err := ix.Search(context.Background(), Query{Text: tc.query, Visible: tc.visible})
+		if err != nil {
+			t.Fatalf("%q: %v", tc.query, err)
+		}
+		got := names(res)
+		if len(got) < len(tc.first) || !slices.Equal(got[:len(tc.first)], tc.first) {
+			t.Errorf("%q gave %v, want %v first", tc.query, got, tc.first)
+		}
+		for _, n := range got {
+			if tc.visible != nil && !tc.visible(n) {
+				t.Errorf("%q gave the hidden %s", tc.query, n)
+			}
+		}
+	}
+}

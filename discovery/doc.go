@@ -104,6 +104,11 @@
 // scope (the path's first segment, or /me for "my") the query names, else
 // the best.
 //
+// A query that names tools exactly, by a tool's name or operationId or by
+// a path after its method or not ("GET /repos/{owner}/{repo}/pulls",
+// parameters named as they like), puts them first (exact.go): an agent
+// that knows the operation from documentation finds it.
+//
 // [PlainBM25] is the baseline the evaluation compares with: one bag of
 // lower-cased words, no stemming, no synonyms.
 package discovery

@@ -134,8 +134,9 @@ type Index struct {
 	domain       *Thesaurus
 	aliases      map[string][]weighted
 
-	scratch sync.Pool // *scratch
-	embed   *embedState
+	scratch    sync.Pool // *scratch
+	embed      *embedState
+	exactTable exactTable // built on the first query that may name a tool exactly
 }
 
 type posting struct {
@@ -202,8 +203,9 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Result, error) {
 	if !hasWords(q.Text) {
 		return nil, ErrEmptyQuery
 	}
+	exact := ix.exact(q.Text, q)
 	concepts := ix.compile(q.Text)
-	if len(concepts) == 0 && ix.embed == nil {
+	if len(concepts) == 0 && ix.embed == nil && len(exact) == 0 {
 		return []Result{}, nil
 	}
 	want := limit
@@ -219,6 +221,9 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Result, error) {
 	}
 	if ix.opts.Ranking == Ranked {
 		ix.diversify(hits, queryTerms(concepts))
+	}
+	if len(exact) > 0 {
+		hits = withExact(hits, exact)
 	}
 	if len(hits) > limit {
 		hits = hits[:limit]
