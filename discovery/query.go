@@ -27,22 +27,8 @@ func (ix *Index) compile(text string) []concept {
 	if ix.opts.Ranking == PlainBM25 {
 		return ix.compilePlain(text)
 	}
-	q := &queryReading{ix: ix, seen: map[string]bool{}, actions: map[string]bool{}, context: -1}
-	for _, p := range intentParts(text, ix) {
-		var raw []string
-		words(p.text, func(w string) { raw = append(raw, w) })
-		if p.context && q.context < 0 {
-			q.context = len(q.raw)
-		}
-		if len(q.raw) == 0 && len(raw) > 0 {
-			q.question = readQuestions[raw[0]]
-			q.who = whoWords[raw[0]]
-		}
-		q.raw = append(q.raw, joinPhrasalVerbs(ix.domain.rewrite(raw))...)
-	}
-	if q.context < 0 {
-		q.context = len(q.raw)
-	}
+	q := &queryReading{ix: ix, seen: map[string]bool{}, actions: map[string]bool{}}
+	q.split(text)
 	for i, w := range q.raw {
 		q.word(i, w)
 	}
@@ -53,15 +39,7 @@ func (ix *Index) compile(text string) []concept {
 		q.addAction("read", wImplied)
 	}
 	if q.who {
-		c := concept{w: wWho}
-		for _, r := range personRoles {
-			if id, ok := ix.terms[stem(r)]; ok {
-				c.vs = append(c.vs, variant{id, 1})
-			}
-		}
-		if len(c.vs) > 0 {
-			q.cs = append(q.cs, c)
-		}
+		q.addRoles()
 	}
 	if q.self {
 		if id, ok := ix.terms[actionToken("self")]; ok {
@@ -86,6 +64,42 @@ type queryReading struct {
 	clause   bool            // past a word that starts a clause of circumstance
 	context  int             // raw[context:] are the request's context (intentParts)
 	who      bool            // the request asks who
+}
+
+// split reads text's words into raw, what it asks first and its context
+// after (intentParts), each part through the thesaurus and the two-word
+// verbs; a question is told by the first word it asks with.
+func (q *queryReading) split(text string) {
+	q.context = -1
+	for _, p := range intentParts(text, q.ix) {
+		var raw []string
+		words(p.text, func(w string) { raw = append(raw, w) })
+		if p.context && q.context < 0 {
+			q.context = len(q.raw)
+		}
+		if len(q.raw) == 0 && len(raw) > 0 {
+			q.question = readQuestions[raw[0]]
+			q.who = whoWords[raw[0]]
+		}
+		q.raw = append(q.raw, joinPhrasalVerbs(q.ix.domain.rewrite(raw))...)
+	}
+	if q.context < 0 {
+		q.context = len(q.raw)
+	}
+}
+
+// addRoles adds the roles people play as one concept ("who is in this
+// chat": its members).
+func (q *queryReading) addRoles() {
+	c := concept{w: wWho}
+	for _, r := range personRoles {
+		if id, ok := q.ix.terms[stem(r)]; ok {
+			c.vs = append(c.vs, variant{id, 1})
+		}
+	}
+	if len(c.vs) > 0 {
+		q.cs = append(q.cs, c)
+	}
 }
 
 // addAction adds action a as a concept (once).
