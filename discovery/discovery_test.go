@@ -655,6 +655,24 @@ func TestRankingRules(t *testing.T) {
 			},
 		},
 		{
+			rule:  "saving something puts it there: a create, not a download",
+			query: "save Joe Rossi to my contacts", first: "create_contact",
+			docs: []Doc{
+				{Name: "create_contact", Method: "POST", Path: "/me/contacts", Title: "Create contact"},
+				{Name: "export_contacts", Method: "GET", Path: "/me/contacts/export", Title: "Export contacts", Description: "Download contacts as a file."},
+				{Name: "update_contact_folder", Method: "PATCH", Path: "/me/contactFolders/{id}", Title: "Update contact folder"},
+			},
+		},
+		{
+			rule:  "to spin up or stand up a thing is to create it",
+			query: "spin up a team for the sales crew", first: "create_team",
+			docs: []Doc{
+				{Name: "create_team", Method: "POST", Path: "/teams", Title: "Create team"},
+				{Name: "start_stream", Method: "POST", Path: "/teams/{id}/streams/{id}/start", Title: "Start a stream of a team", Description: "Begins to spin the team's live stream."},
+				{Name: "update_team", Method: "PATCH", Path: "/teams/{id}", Title: "Update team"},
+			},
+		},
+		{
 			rule:  "a question that asks who reads the people of what it names",
 			query: "who is in this chat", first: "list_chat_members",
 			docs: []Doc{

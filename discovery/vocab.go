@@ -18,7 +18,7 @@ var actionGroups = map[string]string{
 	"list":   `list all every enumerate browse`,
 	"search": `search find query lookup filter seek locate discover`,
 	"create": `create add new make post insert register generate build issue open
-		submit compose write draft establish provision define setup signup start begin`,
+		submit compose write draft establish provision define setup signup start begin save`,
 	"update": `update edit change set modify patch alter adjust configure replace
 		rename amend revise correct toggle enable disable turn save apply mark close reopen`,
 	"delete": `delete remove destroy erase drop trash discard purge clear wipe disable
@@ -28,7 +28,7 @@ var actionGroups = map[string]string{
 	"start": `start run trigger launch begin execute invoke dispatch rerun resume
 		restart retry`,
 	"upload":   `upload attach import`,
-	"download": `download export save`,
+	"download": `download export`,
 	"approve":  `approve accept confirm allow grant authorize verify`,
 	"reject":   `reject decline deny refuse dismiss block`,
 	"move":     `move transfer relocate migrate`,
@@ -146,7 +146,7 @@ var phrasalVerbs = map[[2]string]string{
 	{"sign", "in"}: "signin", {"log", "in"}: "signin", {"sign", "up"}: "signup",
 	{"take", "off"}: "remove", {"back", "up"}: "backup", {"shut", "down"}: "stop",
 	{"clean", "up"}: "delete", {"find", "out"}: "get", {"fill", "in"}: "update",
-	{"write", "off"}: "writeoff", {"pay", "out"}: "payout", {"check", "in"}: "checkin",
+	{"spin", "up"}: "setup", {"stand", "up"}: "setup", {"write", "off"}: "writeoff", {"pay", "out"}: "payout", {"check", "in"}: "checkin",
 	{"check", "out"}: "checkout", {"opt", "out"}: "unsubscribe", {"opt", "in"}: "subscribe",
 }
 
