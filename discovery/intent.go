@@ -27,13 +27,18 @@ type lexicon interface {
 	isVerb(w string) bool
 	// has reports whether a lower-case word is a word of the index.
 	has(w string) bool
+	// inThesaurus reports whether the domain thesaurus reads a lower-case
+	// word (a phrase starts with it, or it has stand-ins).
+	inThesaurus(w string) bool
 }
 
 // intentParts splits a request into its parts, those it asks first and in
 // order, then its context:
 //   - values drop out: e-mail addresses, URLs, @handles and names with a
 //     slash name no operation (Microsoft Graph's examples are full of
-//     "contoso");
+//     "contoso"), the name a request gives a thing ("a team called
+//     Project Falcon") and the names of people and places that the index
+//     does not know ("add Ana to the Marketing group");
 //   - quoted text ("put 'submit expense report' on my to-do list") and
 //     what follows a colon ("a new item in our catalog: Ceramic Mug, 12
 //     oz") are context when there is more;
@@ -45,7 +50,7 @@ type lexicon interface {
 // A request with no such verb is kept whole and in order, less its values
 // and quotes: "my unread emails, newest first" is all it asks.
 func intentParts(text string, lex lexicon) []part {
-	text, quoted := splitQuoted(dropValues(text, lex))
+	text, quoted := splitQuoted(dropNames(dropValues(text, lex), lex))
 	if i := strings.Index(text, ": "); i > 0 { // "a new item in our catalog: Ceramic Mug, 12 oz"
 		text, quoted = text[:i], append(quoted, text[i+2:])
 	}
@@ -101,6 +106,101 @@ func dropValues(text string, lex lexicon) string {
 		}
 	}
 	return strings.Join(fields, " ")
+}
+
+// dropNames blanks the names in a request that no general table should
+// read: the name after "called", "named" or "titled" (with that word: "a
+// team called Project Falcon", "a repo named dotfiles"), and a word
+// capitalized in mid-sentence as a name is ("Ana", "Lisbon") that neither
+// the index nor the thesaurus knows. Such a word has no term to match,
+// only general synonyms, and a person's name has the wrong ones ("Ana" is
+// a collection of sayings, "John" a room). A name spelled like a product
+// ("OneDrive", "GitHub") stays for the compound splitter.
+func dropNames(text string, lex lexicon) string {
+	fields := strings.Fields(text)
+	out := make([]string, 0, len(fields))
+	for i := 0; i < len(fields); i++ {
+		core := strings.TrimRight(fields[i], trailing)
+		lower := strings.ToLower(core)
+		midSentence := i > 0 && !endsSentence(fields[i-1])
+		switch {
+		case namingWords[lower] && midSentence && core == fields[i] && i+1 < len(fields) &&
+			!opensWithQuote(fields[i+1]) && !actorWords[strings.ToLower(fields[i-1])]:
+			// The name: its first word, then the capitalized words that
+			// follow, up to a punctuation mark.
+			for j, first := i+1, i+1; j < len(fields); j++ {
+				c := strings.TrimRight(fields[j], trailing)
+				if j > first && !startsUpperOrDigit(c) {
+					break
+				}
+				fields[j] = fields[j][len(c):]
+				if fields[j] != "" {
+					out = append(out, fields[j])
+					i = j
+					break
+				}
+				i = j
+			}
+		case midSentence && isCapitalizedName(core) &&
+			!lex.has(lower) && !lex.isVerb(lower) && !lex.inThesaurus(lower):
+			if rest := fields[i][len(core):]; rest != "" {
+				out = append(out, rest)
+			}
+		default:
+			out = append(out, fields[i])
+		}
+	}
+	if len(out) == len(fields) {
+		return text
+	}
+	return strings.Join(out, " ")
+}
+
+// trailing is the punctuation that may follow a word.
+const trailing = ".,;:!?)\"'”’"
+
+// namingWords introduce the name a request gives a thing.
+var namingWords = map[string]bool{"called": true, "named": true, "titled": true, "entitled": true}
+
+// actorWords before "called" make it a verb: "who called", "I called".
+var actorWords = map[string]bool{"who": true, "i": true, "he": true, "she": true, "they": true,
+	"we": true, "you": true, "someone": true, "somebody": true, "that": true, "which": true,
+	"has": true, "have": true, "had": true, "just": true, "recently": true, "never": true}
+
+// endsSentence reports whether a field ends a sentence, so the next word
+// is capitalized for that reason alone.
+func endsSentence(f string) bool {
+	f = strings.TrimRight(f, ")\"'”’")
+	return f == "" || strings.ContainsAny(f[len(f)-1:], ".!?:")
+}
+
+// isCapitalizedName reports whether w is spelled as a name: a capital
+// letter, then lower-case letters only ("Ana", not "OneDrive", "CFO" or
+// "E5").
+func isCapitalizedName(w string) bool {
+	r, n := utf8.DecodeRuneInString(w)
+	if !unicode.IsUpper(r) || n == len(w) {
+		return false
+	}
+	for _, r := range w[n:] {
+		if !unicode.IsLower(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// opensWithQuote reports whether w starts with a quotation mark.
+func opensWithQuote(w string) bool {
+	r, _ := utf8.DecodeRuneInString(w)
+	_, ok := quoteCloser(r)
+	return ok
+}
+
+// startsUpperOrDigit reports whether w starts with a capital or a digit.
+func startsUpperOrDigit(w string) bool {
+	r, _ := utf8.DecodeRuneInString(w)
+	return unicode.IsUpper(r) || unicode.IsDigit(r)
 }
 
 // knownName reports whether every part of a slashed name has words, all
@@ -281,6 +381,12 @@ var leadFillers = map[string]bool{
 func (ix *Index) has(w string) bool {
 	_, ok := ix.terms[stem(w)]
 	return ok
+}
+
+// inThesaurus reports whether the index's domain thesaurus reads w.
+func (ix *Index) inThesaurus(w string) bool {
+	t := ix.domain
+	return t != nil && (len(t.rewrites[w]) > 0 || len(t.of(stem(w))) > 0)
 }
 
 // isVerb reports whether the index reads w as a request's verb: a word of
