@@ -235,10 +235,14 @@ func (b *builder) fields(d *Doc, plain string, fields [][]int32) (scope []int32)
 		addIDs(fTags, b.ids(s))
 	}
 	item := false
-	leaf := ""
+	leaf, system := "", ""
 	scoped := false
 	for _, seg := range strings.Split(d.Path, "/") {
 		if seg == "" {
+			continue
+		}
+		if odataSystem[seg] { // "/members/$ref": the leaf is still "members"
+			system = seg
 			continue
 		}
 		item = strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "}")
@@ -264,6 +268,16 @@ func (b *builder) fields(d *Doc, plain string, fields [][]int32) (scope []int32)
 			fields[fLeaf] = append(fields[fLeaf], b.term(leafToken(b.names[id])))
 		}
 	})
+	// An OData reference ("POST /groups/{id}/members/$ref") links an
+	// existing object to the collection: its verb is to add it there, or
+	// to remove it, whatever its generated title says.
+	if system == "$ref" {
+		if v, ok := refVerbs[d.Method]; ok {
+			if id := b.wordID([]byte(v)); id >= 0 {
+				fields[fAction] = append(fields[fAction], b.verbTerm(id))
+			}
+		}
+	}
 	for _, p := range d.Params {
 		addIDs(fParams, b.ids(p))
 	}
@@ -278,6 +292,12 @@ func (b *builder) fields(d *Doc, plain string, fields [][]int32) (scope []int32)
 	}
 	return scope
 }
+
+// odataSystem are the OData segments that follow the resource they act on.
+var odataSystem = map[string]bool{"$ref": true, "$value": true, "$count": true}
+
+// refVerbs are the verbs of an OData reference's methods.
+var refVerbs = map[string]string{"POST": "add", "PUT": "add", "DELETE": "remove"}
 
 // verbTerm is the term of the verb token of the word term id (computed
 // once per word).

@@ -673,6 +673,16 @@ func TestRankingRules(t *testing.T) {
 			},
 		},
 		{
+			rule:  "an OData reference links an object to a collection: POST adds it, whatever its title says",
+			query: "add Ana to the Sales group", first: "add_group_member_ref",
+			docs: []Doc{
+				{Name: "add_group_member_ref", Method: "POST", Path: "/groups/{group-id}/members/$ref", Title: "Create new navigation property ref to members for groups"},
+				{Name: "add_policy_group", Method: "POST", Path: "/groupLifecyclePolicies/{policy-id}/addGroup", Title: "Invoke action addGroup"},
+				{Name: "add_group_favorite", Method: "POST", Path: "/groups/{group-id}/addFavorite", Title: "Invoke action addFavorite"},
+				{Name: "list_group_members", Method: "GET", Path: "/groups/{group-id}/members", Title: "List group members"},
+			},
+		},
+		{
 			rule:  "a question that asks who reads the people of what it names",
 			query: "who is in this chat", first: "list_chat_members",
 			docs: []Doc{
@@ -794,6 +804,40 @@ func TestExactNames(t *testing.T) {
 			if tc.visible != nil && !tc.visible(n) {
 				t.Errorf("%q gave the hidden %s", tc.query, n)
 			}
+		}
+	}
+}
+
+// TestODataReference: an OData reference is indexed by what it does (its
+// verb is to add or remove) and by the resource it links (not "$ref").
+func TestODataReference(t *testing.T) {
+	ix, err := New([]Doc{
+		{Name: "add_ref", Method: "POST", Path: "/groups/{group-id}/members/$ref", Title: "Create new navigation property ref to members for groups"},
+		{Name: "remove_ref", Method: "DELETE", Path: "/groups/{group-id}/members/{id}/$ref", Title: "Delete ref of navigation property members for groups"},
+		{Name: "get_photo", Method: "GET", Path: "/me/photo/$value", Title: "Get media content for the navigation property photo"},
+	}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	has := func(term string, doc int32) bool {
+		id, ok := ix.terms[term]
+		return ok && slices.ContainsFunc(ix.postings[id], func(p posting) bool { return p.doc == doc })
+	}
+	for _, tc := range []struct {
+		term string
+		doc  int32
+		want bool
+	}{
+		{verbToken(stem("add")), 0, true},
+		{verbToken(stem("remove")), 1, true},
+		{verbToken(stem("add")), 2, false},
+		{leafToken(stem("members")), 0, true},
+		{leafToken(stem("members")), 1, true},
+		{leafToken(stem("photo")), 2, true},
+		{leafToken("ref"), 0, false},
+	} {
+		if got := has(tc.term, tc.doc); got != tc.want {
+			t.Errorf("doc %d has term %q: %v, want %v", tc.doc, tc.term, got, tc.want)
 		}
 	}
 }

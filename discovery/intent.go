@@ -114,16 +114,22 @@ func dropValues(text string, lex lexicon) string {
 // capitalized in mid-sentence as a name is ("Ana", "Lisbon") that neither
 // the index nor the thesaurus knows. Such a word has no term to match,
 // only general synonyms, and a person's name has the wrong ones ("Ana" is
-// a collection of sayings, "John" a room). A name spelled like a product
-// ("OneDrive", "GitHub") stays for the compound splitter.
+// a collection of sayings, "John" a room). A name between "add" (or
+// "invite") and "to" is someone joining: "members" stands in its place.
+// A name spelled like a product ("OneDrive", "GitHub") stays for the
+// compound splitter.
 func dropNames(text string, lex lexicon) string {
 	fields := strings.Fields(text)
 	out := make([]string, 0, len(fields))
+	changed := false
 	for i := 0; i < len(fields); i++ {
 		core := strings.TrimRight(fields[i], trailing)
 		lower := strings.ToLower(core)
 		midSentence := i > 0 && !endsSentence(fields[i-1])
 		switch {
+		default:
+			out = append(out, fields[i])
+			continue
 		case namingWords[lower] && midSentence && core == fields[i] && i+1 < len(fields) &&
 			!opensWithQuote(fields[i+1]) && !actorWords[strings.ToLower(fields[i-1])]:
 			// The name: its first word, then the capitalized words that
@@ -145,12 +151,13 @@ func dropNames(text string, lex lexicon) string {
 			!lex.has(lower) && !lex.isVerb(lower) && !lex.inThesaurus(lower):
 			if rest := fields[i][len(core):]; rest != "" {
 				out = append(out, rest)
+			} else if len(out) > 0 && joinVerbs[strings.ToLower(out[len(out)-1])] && i+1 < len(fields) && fields[i+1] == "to" {
+				out = append(out, "members") // "add Ana to the group": she joins it
 			}
-		default:
-			out = append(out, fields[i])
 		}
+		changed = true
 	}
-	if len(out) == len(fields) {
+	if !changed {
 		return text
 	}
 	return strings.Join(out, " ")
@@ -158,6 +165,10 @@ func dropNames(text string, lex lexicon) string {
 
 // trailing is the punctuation that may follow a word.
 const trailing = ".,;:!?)\"'”’"
+
+// joinVerbs, with a name and "to" after them, have someone join
+// something: the name is read as its members.
+var joinVerbs = map[string]bool{"add": true, "invite": true, "include": true, "bring": true, "put": true}
 
 // namingWords introduce the name a request gives a thing.
 var namingWords = map[string]bool{"called": true, "named": true, "titled": true, "entitled": true}
