@@ -683,6 +683,14 @@ func TestRankingRules(t *testing.T) {
 			},
 		},
 		{
+			rule:  "a word that picks which one (\"her last email\") counts for less than what is asked",
+			query: "reply to her last email", first: "reply_mail",
+			docs: []Doc{
+				{Name: "reply_mail", Method: "POST", Path: "/me/messages/{id}/reply", Title: "Reply to a message", Description: "Reply to the sender of an email."},
+				{Name: "reply_chat", Method: "POST", Path: "/me/chats/{id}/messages/{id}/replies", Title: "Reply to a message in a chat", Description: "Sends a reply; the chat's last message changes.", Params: []string{"lastModified"}},
+			},
+		},
+		{
 			rule:  "a question that asks who reads the people of what it names",
 			query: "who is in this chat", first: "list_chat_members",
 			docs: []Doc{

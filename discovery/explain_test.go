@@ -36,7 +36,7 @@ func TestExplain(t *testing.T) {
 		}
 		b.WriteByte('\n')
 	}
-	hits := ix.rank(cs, 15, Query{})
+	hits := ix.rank(cs, explainN(), Query{})
 	for i, h := range hits {
 		d := &ix.docs[h.doc]
 		fmt.Fprintf(&b, "%2d %.3f %s  %s %s | %s\n", i+1, h.score, d.Name, d.Method, d.Path, d.Title)
@@ -188,4 +188,11 @@ func TestRanks(t *testing.T) {
 	for _, q := range s.Dev {
 		t.Logf("%2d %2d %s", rankOf(t, ix, c, q), rankOf(t, plain, c, q), q.Q)
 	}
+}
+
+func explainN() int {
+	if n, err := strconv.Atoi(os.Getenv("EXPLAIN_N")); err == nil && n > 0 {
+		return n
+	}
+	return 15
 }

@@ -19,6 +19,7 @@ const (
 	wCompoundHead   = 0.7 // "mail" for "email"
 	rareDocs        = 20  // "a few"
 	wCompoundPart   = 0.5 // "drive" for "onedrive"
+	wSelector       = 0.3 // "last" in "reply to her last email": which one, not what
 )
 
 // compile turns a query into concepts over the index's terms. Words with no
@@ -48,6 +49,11 @@ func (ix *Index) compile(text string) []concept {
 	}
 	return q.cs
 }
+
+// selectorWords pick which of many a request means ("her last email"),
+// seldom what it asks.
+var selectorWords = map[string]bool{"last": true, "latest": true, "newest": true, "recent": true,
+	"oldest": true, "previous": true}
 
 // queryReading is compile's state as it reads a query's words in order.
 type queryReading struct {
@@ -154,6 +160,9 @@ func (q *queryReading) word(i int, w string) {
 	}
 	if i >= q.context {
 		c.w *= wContext
+	}
+	if selectorWords[w] {
+		c.w *= wSelector
 	}
 	// A question reads: a word of another action in it ("what's new",
 	// "what changed") qualifies what is read.
