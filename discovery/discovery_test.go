@@ -691,6 +691,15 @@ func TestRankingRules(t *testing.T) {
 			},
 		},
 		{
+			rule:  "of an operation reached in many places, a request that names no group keeps the caller's own",
+			query: "book a meeting tomorrow at 3pm", first: "me_create_event",
+			docs: []Doc{
+				{Name: "group_create_event", Method: "POST", Path: "/groups/{group-id}/events", Title: "Create event"},
+				{Name: "me_create_event", Method: "POST", Path: "/me/events", Title: "Create event"},
+				{Name: "user_create_event", Method: "POST", Path: "/users/{user-id}/events", Title: "Create event"},
+			},
+		},
+		{
 			rule:  "a question that asks who reads the people of what it names",
 			query: "who is in this chat", first: "list_chat_members",
 			docs: []Doc{
