@@ -700,6 +700,15 @@ func TestRankingRules(t *testing.T) {
 			},
 		},
 		{
+			rule:  "what a message is to say (\"that …\" after a verb of sending) only adds to the tools the request asks for",
+			query: "email Tom that the meeting moved to 3pm", first: "send_mail",
+			docs: []Doc{
+				{Name: "send_mail", Method: "POST", Path: "/me/sendMail", Title: "Send mail"},
+				{Name: "forward_event", Method: "POST", Path: "/me/events/{id}/forward", Title: "Forward an event", Description: "Forward the meeting to other attendees by email."},
+				{Name: "move_event", Method: "PATCH", Path: "/me/events/{id}", Title: "Update event", Description: "Move the meeting to another time."},
+			},
+		},
+		{
 			rule:  "a question that asks who reads the people of what it names",
 			query: "who is in this chat", first: "list_chat_members",
 			docs: []Doc{
