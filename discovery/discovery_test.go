@@ -709,6 +709,15 @@ func TestRankingRules(t *testing.T) {
 			},
 		},
 		{
+			rule:  "to archive a thing is to update it, and the request's verb makes its other clause context",
+			query: "archive this repo, we're not maintaining it anymore", first: "update_repo",
+			docs: []Doc{
+				{Name: "update_repo", Method: "PATCH", Path: "/repos/{owner}/{repo}", Title: "Update a repository", Params: []string{"archived", "description"}},
+				{Name: "download_archive", Method: "GET", Path: "/repos/{owner}/{repo}/tarball/{ref}", Title: "Download a repository archive (tar)"},
+				{Name: "list_maintainers", Method: "GET", Path: "/repos/{owner}/{repo}/maintainers", Title: "List the maintainers of a repository"},
+			},
+		},
+		{
 			rule:  "a question that asks who reads the people of what it names",
 			query: "who is in this chat", first: "list_chat_members",
 			docs: []Doc{

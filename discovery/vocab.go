@@ -20,7 +20,8 @@ var actionGroups = map[string]string{
 	"create": `create add new make post insert register generate build issue open
 		submit compose write draft establish provision define setup signup start begin save`,
 	"update": `update edit change set modify patch alter adjust configure replace
-		rename amend revise correct toggle enable disable turn save apply mark close reopen`,
+		rename amend revise correct toggle enable disable turn save apply mark close reopen
+		archive unarchive`,
 	"delete": `delete remove destroy erase drop trash discard purge clear wipe disable
 		unlink detach rm del uninstall unregister unset revoke signout unsubscribe`,
 	"cancel": `cancel abort stop terminate void halt kill end interrupt`,
