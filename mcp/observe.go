@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"time"
-
-	"github.com/mcpgate/mcpgate/internal/jsonx"
 )
 
 // Observer watches every request the server serves, on every transport and
@@ -94,7 +92,7 @@ func (s *Server) observe(ctx context.Context, msg *message, transport, legacy st
 		if p.Meta != nil {
 			ob.info.Trace = p.Meta.trace()
 			if v := p.Meta.ProtocolVersion; legacy == "" && len(v) > 0 && v[0] == '"' {
-				ob.info.ProtocolVersion = jsonx.Unquote(v)
+				ob.info.ProtocolVersion = versionOf(v)
 			}
 		}
 	}

@@ -295,11 +295,7 @@ func (s *Server) readMeta(p *requestParams, req *Request) *Error {
 	if len(m.ProtocolVersion) == 0 || m.ProtocolVersion[0] != '"' {
 		return errInvalidMeta("Invalid params: _meta is missing %s (a string)", MetaProtocolVersion)
 	}
-	if string(m.ProtocolVersion) == `"`+ProtocolVersion+`"` {
-		req.ProtocolVersion = ProtocolVersion // the common case, without a copy
-	} else {
-		req.ProtocolVersion = jsonx.Unquote(m.ProtocolVersion) // validated by decodeParams
-	}
+	req.ProtocolVersion = versionOf(m.ProtocolVersion) // validated by decodeParams
 	if len(m.ClientCapabilities) == 0 || m.ClientCapabilities[0] != '{' {
 		return errInvalidMeta("Invalid params: _meta is missing %s (an object)", MetaClientCapabilities)
 	}
@@ -324,6 +320,16 @@ func (s *Server) readMeta(p *requestParams, req *Request) *Error {
 		req.progressToken = t
 	}
 	return nil
+}
+
+// versionOf is the version a _meta protocolVersion (a valid JSON string
+// literal) names: in the common case, the supported version itself, without
+// a copy.
+func versionOf(quoted []byte) string {
+	if string(quoted) == `"`+ProtocolVersion+`"` {
+		return ProtocolVersion
+	}
+	return jsonx.Unquote(quoted)
 }
 
 // checkHeaders compares Mcp-Method, Mcp-Name and Mcp-Param-* with the body.
