@@ -219,7 +219,7 @@ func (b *builder) fields(d *Doc, plain string, fields [][]int32) (scope []int32)
 	b.words(name, add(fName))
 	// The verb a title starts with ("Star a repository") is a term of its
 	// own, matched by a request's first word (see compile).
-	title := b.ids(d.Title)
+	title := b.ids(statusless(d.Title))
 	addIDs(fTitle, title)
 	if len(title) > 0 && title[0] >= 0 {
 		fields[fAction] = append(fields[fAction], b.verbTerm(title[0]))
@@ -295,6 +295,22 @@ func (b *builder) fields(d *Doc, plain string, fields [][]int32) (scope []int32)
 
 // odataSystem are the OData segments that follow the resource they act on.
 var odataSystem = map[string]bool{"$ref": true, "$value": true, "$count": true}
+
+// statusless is a title without a status said before it ("Closing down -
+// Get a classroom", "Deprecated: List pets"): its verb is the one after.
+func statusless(title string) string {
+	for _, sep := range []string{" - ", ": "} {
+		status, rest, ok := strings.Cut(title, sep)
+		if ok && statusWords[strings.ToLower(status)] {
+			return rest
+		}
+	}
+	return title
+}
+
+// statusWords are the statuses titles start with.
+var statusWords = map[string]bool{"closing down": true, "deprecated": true, "deprecation notice": true,
+	"sunset": true, "sunsetting": true, "legacy": true, "beta": true, "preview": true, "experimental": true}
 
 // refVerbs are the verbs of an OData reference's methods.
 var refVerbs = map[string]string{"POST": "add", "PUT": "add", "DELETE": "remove"}

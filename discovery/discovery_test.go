@@ -718,6 +718,14 @@ func TestRankingRules(t *testing.T) {
 			},
 		},
 		{
+			rule:  "a title's status before its verb is not the verb (\"Closing down - Get a classroom\")",
+			query: "close the classroom", first: "update_classroom",
+			docs: []Doc{
+				{Name: "get_classroom", Method: "GET", Path: "/classrooms/{id}", Title: "Closing down - Get a classroom"},
+				{Name: "update_classroom", Method: "PATCH", Path: "/classrooms/{id}", Title: "Update a classroom", Params: []string{"state"}},
+			},
+		},
+		{
 			rule:  "a question that asks who reads the people of what it names",
 			query: "who is in this chat", first: "list_chat_members",
 			docs: []Doc{

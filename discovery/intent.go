@@ -91,7 +91,7 @@ func intentParts(text string, lex lexicon) []part {
 // stay); a file's name ("budget-2025.xlsx") says only that it is a file.
 // The punctuation after a value stays (it may end a clause).
 func dropValues(text string, lex lexicon) string {
-	if !strings.ContainsAny(text, "@:/.") {
+	if !strings.ContainsAny(text, "@:/.#") {
 		return text
 	}
 	fields := strings.Fields(text)
@@ -103,6 +103,14 @@ func dropValues(text string, lex lexicon) string {
 			fields[i] = f[len(core):]
 		case isFileName(core):
 			fields[i] = "file" + f[len(core):]
+		case isNumberRef(core):
+			// "close #412": an issue or a pull request, when nothing else
+			// says what it numbers ("order #1182", "PR #42").
+			if i > 0 && !lex.isVerb(strings.ToLower(fields[i-1])) {
+				fields[i] = f[len(core):]
+			} else {
+				fields[i] = "issue" + f[len(core):]
+			}
 		}
 	}
 	return strings.Join(fields, " ")
@@ -212,6 +220,19 @@ func opensWithQuote(w string) bool {
 func startsUpperOrDigit(w string) bool {
 	r, _ := utf8.DecodeRuneInString(w)
 	return unicode.IsUpper(r) || unicode.IsDigit(r)
+}
+
+// isNumberRef reports whether w is "#" and digits ("#412").
+func isNumberRef(w string) bool {
+	if len(w) < 2 || w[0] != '#' {
+		return false
+	}
+	for _, c := range w[1:] {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // knownName reports whether every part of a slashed name has words, all
