@@ -88,13 +88,7 @@ func run(ctx context.Context, args []string, io streams) (code int) {
 		fmt.Fprintf(io.stderr, "mcpgate: %v\n", err)
 		return 1
 	}
-	command := kctx.Command()
-	var then server
-	kctx.Bind(&then)
 	err = kctx.Run()
-	if err == nil && then.serve != nil {
-		err = then.serve() // kctx, and the parser with it, is no longer reachable
-	}
 	var ee *exitError
 	var ue *usageError
 	switch {
@@ -103,21 +97,13 @@ func run(ctx context.Context, args []string, io streams) (code int) {
 	case errors.As(err, &ee):
 		return ee.code
 	case errors.As(err, &ue):
-		fmt.Fprintf(io.stderr, "mcpgate %s: %v (see mcpgate %s --help)\n", command, err, command)
+		fmt.Fprintf(io.stderr, "mcpgate %s: %v (see mcpgate %s --help)\n", kctx.Command(), err, kctx.Command())
 		return 2
 	default:
-		fmt.Fprintf(io.stderr, "mcpgate %s: %v\n", command, err)
+		fmt.Fprintf(io.stderr, "mcpgate %s: %v\n", kctx.Command(), err)
 		return 1
 	}
 }
-
-// server is what a serving command leaves to run (bound into every Run):
-// serve and stdio build their gateway in Run, where a bad setting is still
-// a usage error, and set serve to serve it. run calls it once kong's Run
-// has returned, so that kong's model of the command line (some 800 KB of
-// flags and their tags, a third of the live heap on the demo) is not kept
-// alive, and marked by every collection, for the life of the process.
-type server struct{ serve func() error }
 
 // parse reads the settings file, builds the parser and parses args. After
 // --help or --version it panics with exited (run recovers it).

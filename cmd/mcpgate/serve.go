@@ -39,30 +39,25 @@ Also read: MCPGATE_SECRET_<SCHEME> (a security scheme's secret with credentials 
 and MCPGATE_BEARER_TOKEN (the caller's token in stdio mode).`
 }
 
-// Run builds the gateway and leaves to then serving MCP over Streamable
-// HTTP until ctx ends. On SIGHUP it reads its settings (file, environment,
-// flags) and every API's document again.
-func (c *serveCmd) Run(ctx context.Context, io streams, args cliArgs, then *server) error {
+// Run serves MCP over Streamable HTTP until ctx ends. On SIGHUP it reads
+// its settings (file, environment, flags) and every API's document again.
+func (c *serveCmd) Run(ctx context.Context, io streams, args cliArgs) error {
 	g, logger, err := c.build(ctx, io.stderr)
 	if err != nil {
 		return err
 	}
-	then.serve = func() error {
-		defer g.Close()
-		go reloadOnHangup(ctx, g, logger, args, io)
-		addr := g.Config().Addr
-		ln, err := net.Listen("tcp", addr)
-		if err != nil {
-			return fail(logger, fmt.Errorf("listen on %s: %w", addr, err))
-		}
-		return fail(logger, g.Serve(ctx, ln))
+	defer g.Close()
+	go reloadOnHangup(ctx, g, logger, args, io)
+	addr := g.Config().Addr
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fail(logger, fmt.Errorf("listen on %s: %w", addr, err))
 	}
-	return nil
+	return fail(logger, g.Serve(ctx, ln))
 }
 
-// Run builds the gateway and leaves to then serving MCP over stdin and
-// stdout until stdin ends.
-func (c *stdioCmd) Run(ctx context.Context, io streams, args cliArgs, then *server) error {
+// Run serves MCP over stdin and stdout until stdin ends.
+func (c *stdioCmd) Run(ctx context.Context, io streams, args cliArgs) error {
 	if c.Audit.Sink == "stdout" {
 		return &usageError{"audit sink stdout cannot be used with stdio: stdout carries MCP (use file:PATH or store)"}
 	}
@@ -70,12 +65,9 @@ func (c *stdioCmd) Run(ctx context.Context, io streams, args cliArgs, then *serv
 	if err != nil {
 		return err
 	}
-	then.serve = func() error {
-		defer g.Close()
-		go reloadOnHangup(ctx, g, logger, args, io)
-		return fail(logger, g.ServeStdio(ctx, io.stdin, io.stdout))
-	}
-	return nil
+	defer g.Close()
+	go reloadOnHangup(ctx, g, logger, args, io)
+	return fail(logger, g.ServeStdio(ctx, io.stdin, io.stdout))
 }
 
 // build makes the logger and the gateway, and starts the GC tuner. Every
