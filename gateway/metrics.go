@@ -79,8 +79,8 @@ func (m *metrics) handler() http.Handler {
 func (m *metrics) instrument(next http.Handler, known func(method string) bool, principal func(*http.Request) (mcp.Principal, bool)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		in := &instrumented{statusWriter: statusWriter{ResponseWriter: w, status: http.StatusOK}}
-		ctx := context.WithValue(r.Context(), instrumentedKey{}, in)
+		in := &instrumented{Context: r.Context(), statusWriter: statusWriter{ResponseWriter: w, status: http.StatusOK}}
+		var ctx context.Context = in
 		if principal != nil {
 			if p, ok := principal(r); ok {
 				ctx = mcp.WithPrincipal(ctx, p)
@@ -106,8 +106,11 @@ func (m *metrics) toolCall(tool, outcome string, d time.Duration) {
 // instrumented is what the instrument keeps for one HTTP request, in one
 // allocation: the writer that records the status, the method the observer
 // saw, and the observer's first observation (a request carries one
-// JSON-RPC message; any other is observed apart).
+// JSON-RPC message; any other is observed apart). It is also the request's
+// context, the request's own with itself as the value of instrumentedKey
+// (as context.WithValue would make it, without another allocation).
 type instrumented struct {
+	context.Context
 	statusWriter
 	method   string
 	observed observed
@@ -115,6 +118,13 @@ type instrumented struct {
 }
 
 type instrumentedKey struct{}
+
+func (in *instrumented) Value(key any) any {
+	if key == (instrumentedKey{}) {
+		return in
+	}
+	return in.Context.Value(key)
+}
 
 // statusLabel is the status as a label value, without formatting the
 // statuses an MCP endpoint answers with.
