@@ -44,6 +44,9 @@ type evalSet struct {
 	// Unseen5 are a fifth helper's, written at the start of a later
 	// session, measured on its starting code and once at its end.
 	Unseen5 []evalQuery `yaml:"unseen5"`
+	// Unseen6 are a sixth helper's, written in the same session after its
+	// decisions, measured on its starting code and once at its end.
+	Unseen6 []evalQuery `yaml:"unseen6"`
 }
 
 type evalQuery struct {
@@ -116,7 +119,7 @@ func TestEvalSetResolves(t *testing.T) {
 		s := loadEvalSet(t, api)
 		c := loadCorpusAPI(t, api, s.Doc)
 		seen := map[string]bool{}
-		for _, q := range slices.Concat(s.Dev, s.Heldout, s.Fresh, s.Unseen, s.Unseen2, s.Unseen3, s.Unseen4, s.Unseen5) {
+		for _, q := range slices.Concat(s.Dev, s.Heldout, s.Fresh, s.Unseen, s.Unseen2, s.Unseen3, s.Unseen4, s.Unseen5, s.Unseen6) {
 			total++
 			if seen[q.Q] {
 				t.Errorf("%s: %q appears twice", api, q.Q)
@@ -214,10 +217,10 @@ func TestEval(t *testing.T) {
 		t.Fatal(err)
 	}
 	rankings = append(rankings, embedded...)
-	halves := []string{"dev", "heldout", "fresh", "unseen", "unseen2", "unseen3", "unseen4", "unseen5"}
+	halves := []string{"dev", "heldout", "fresh", "unseen", "unseen2", "unseen3", "unseen4", "unseen5", "unseen6"}
 	if only := os.Getenv("EVAL_HALF"); only != "" {
 		if !slices.Contains(halves, only) {
-			t.Fatalf("EVAL_HALF=%s: want dev, heldout, fresh, unseen, unseen2, unseen3, unseen4 or unseen5", only)
+			t.Fatalf("EVAL_HALF=%s: want dev, heldout, fresh, unseen, unseen2, unseen3, unseen4, unseen5 or unseen6", only)
 		}
 		halves = []string{only}
 	}
@@ -239,7 +242,7 @@ func TestEval(t *testing.T) {
 			for _, half := range []struct {
 				name string
 				qs   []evalQuery
-			}{{"dev", s.Dev}, {"heldout", s.Heldout}, {"fresh", s.Fresh}, {"unseen", s.Unseen}, {"unseen2", s.Unseen2}, {"unseen3", s.Unseen3}, {"unseen4", s.Unseen4}, {"unseen5", s.Unseen5}} {
+			}{{"dev", s.Dev}, {"heldout", s.Heldout}, {"fresh", s.Fresh}, {"unseen", s.Unseen}, {"unseen2", s.Unseen2}, {"unseen3", s.Unseen3}, {"unseen4", s.Unseen4}, {"unseen5", s.Unseen5}, {"unseen6", s.Unseen6}} {
 				if !slices.Contains(halves, half.name) {
 					continue
 				}
