@@ -69,7 +69,8 @@
 //     is a delete, POST on an item an update) and the verbs of its name,
 //     title and RPC-style last path segment (/cancel, /merge), and from the
 //     document (a file response is a download, a file request body an
-//     upload), and a title's created thing when it names an action
+//     upload; an OData reference, POST …/members/$ref, adds to the
+//     collection it names), and a title's created thing when it names an action
 //     ("Create a fork" copies); a request has one verb, its first action
 //     word, or the noun after a light verb ("make a copy"; "open"
 //     reads a definite object: "open my notebook", and creates an
@@ -85,14 +86,19 @@
 //
 // A request is read for what it asks first (intent.go): its values drop
 // out (e-mail addresses, URLs, @handles, "owner/repo" names; a file's name
-// reads as "file"), and its quoted text, what follows a colon and the
+// reads as "file", "#412" after a verb as an issue), so do the name it
+// gives a thing ("a team called Project Falcon") and the capitalized names
+// neither the index nor the thesaurus knows ("Ana"; between "add" and
+// "to" such a name reads as "members"), and its quoted text, what follows a colon and the
 // sentences that tell the circumstances ("…, the customer sent the shoes
 // back", "We think Dave's password leaked. Sign him out") are read after
 // the clauses that ask, at half weight. The words of a clause that tells
 // why or when ("… so I can find it later", "… after their laptop was
-// stolen") or what a message is to say ("… saying I'm on it") count half,
-// and so do a question's words of an action other than reading ("what's
-// new", "what changed").
+// stolen") or what a message is to say ("… saying I'm on it", "email Tom
+// that …") count half and are not asked of a tool by coordination, and a
+// question's words of an action other than reading ("what's new", "what
+// changed") count half; a word that picks which one ("her last email")
+// counts 0.3.
 //
 // A stand-in never counts for more than its word could (its idf is capped at
 // the word's). The sum is scaled by the share of concepts a tool matched
@@ -102,7 +108,8 @@
 // through /me, /users/{id} and /groups/{id}) but one are demoted so that the
 // first results show different operations: the one kept is the best whose
 // scope (the path's first segment, or /me for "my") the query names, else
-// the best.
+// the best that acts on the caller if it scores within 10 % of the best,
+// else the best.
 //
 // A query that names tools exactly, by a tool's name or operationId or by
 // a path after its method or not ("GET /repos/{owner}/{repo}/pulls",
