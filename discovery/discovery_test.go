@@ -700,15 +700,6 @@ func TestRankingRules(t *testing.T) {
 			},
 		},
 		{
-			rule:  "what a message is to say (\"that …\" after a verb of sending) only adds to the tools the request asks for",
-			query: "email Tom that the meeting moved to 3pm", first: "send_mail",
-			docs: []Doc{
-				{Name: "send_mail", Method: "POST", Path: "/me/sendMail", Title: "Send mail"},
-				{Name: "forward_event", Method: "POST", Path: "/me/events/{id}/forward", Title: "Forward an event", Description: "Forward the meeting to other attendees by email."},
-				{Name: "move_event", Method: "PATCH", Path: "/me/events/{id}", Title: "Update event", Description: "Move the meeting to another time."},
-			},
-		},
-		{
 			rule:  "to archive a thing is to update it, and the request's verb makes its other clause context",
 			query: "archive this repo, we're not maintaining it anymore", first: "update_repo",
 			docs: []Doc{

@@ -123,8 +123,8 @@ func (q *queryReading) addAction(a string, w float32) {
 func (q *queryReading) word(i int, w string) {
 	ix := q.ix
 	switch {
-	case !q.clause && (clauseWords[w] || w == "that" && q.actions["send"]) && len(q.cs) >= 2:
-		q.clause = true // "email Tom that the meeting moved": what to say
+	case !q.clause && clauseWords[w] && len(q.cs) >= 2:
+		q.clause = true
 		return
 	case selfWords[w]:
 		q.self = true
@@ -157,7 +157,6 @@ func (q *queryReading) word(i int, w string) {
 	}
 	if q.clause {
 		c.w *= wClause
-		c.bonus = true
 	}
 	if i >= q.context {
 		c.w *= wContext
