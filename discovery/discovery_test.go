@@ -691,15 +691,6 @@ func TestRankingRules(t *testing.T) {
 			},
 		},
 		{
-			rule:  "of an operation reached in many places, a request that names no group keeps the caller's own",
-			query: "book a meeting tomorrow at 3pm", first: "me_create_event",
-			docs: []Doc{
-				{Name: "group_create_event", Method: "POST", Path: "/groups/{group-id}/events", Title: "Create event"},
-				{Name: "me_create_event", Method: "POST", Path: "/me/events", Title: "Create event"},
-				{Name: "user_create_event", Method: "POST", Path: "/users/{user-id}/events", Title: "Create event"},
-			},
-		},
-		{
 			rule:  "to archive a thing is to update it, and the request's verb makes its other clause context",
 			query: "archive this repo, we're not maintaining it anymore", first: "update_repo",
 			docs: []Doc{

@@ -433,33 +433,19 @@ func (ix *Index) feedback(concepts []concept, hits []hit) (concept, bool) {
 // candidate out of the first results. The member kept is the best one
 // whose scope (its path's first segment) the query names ("this
 // repository's secret" keeps /repos/…, not the shorter /orgs/…), else the
-// best that acts on the caller (a request that names no group speaks for
-// its sender: "book a meeting" keeps /me/events over /groups/{id}/events)
-// when it scores nearly as well, else the best. hits is re-sorted in
-// place.
+// best. hits is re-sorted in place.
 func (ix *Index) diversify(hits []hit, inQuery map[int32]bool) {
-	type keep struct {
-		doc   int32
-		score float32
-	}
-	kept := make(map[string]keep, len(hits))
+	kept := make(map[string]int32, len(hits))
 	for _, h := range hits {
 		f := ix.family[h.doc]
-		k, ok := kept[f]
-		switch {
-		case !ok:
-		case ix.scopeNamed(h.doc, inQuery) && !ix.scopeNamed(k.doc, inQuery):
-		case !ix.scopeNamed(k.doc, inQuery) && h.score >= selfMargin*k.score &&
-			isSelf(&ix.docs[h.doc]) && !isSelf(&ix.docs[k.doc]):
-		default:
-			continue
+		if _, ok := kept[f]; !ok || (ix.scopeNamed(h.doc, inQuery) && !ix.scopeNamed(kept[f], inQuery)) {
+			kept[f] = h.doc
 		}
-		kept[f] = keep{h.doc, h.score}
 	}
 	seen := make(map[string]int, len(hits))
 	for i := range hits {
 		f := ix.family[hits[i].doc]
-		if kept[f].doc == hits[i].doc {
+		if kept[f] == hits[i].doc {
 			continue
 		}
 		n := seen[f] + 1
@@ -470,10 +456,6 @@ func (ix *Index) diversify(hits []hit, inQuery map[int32]bool) {
 	}
 	sortHits(hits)
 }
-
-// selfMargin is how much less a family's tool that acts on the caller may
-// score and still be the one kept.
-const selfMargin = 0.9
 
 // scopeNamed reports whether the query names doc's scope.
 func (ix *Index) scopeNamed(doc int32, inQuery map[int32]bool) bool {
