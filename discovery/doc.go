@@ -94,10 +94,9 @@
 // back", "We think Dave's password leaked. Sign him out") are read after
 // the clauses that ask, at half weight. The words of a clause that tells
 // why or when ("… so I can find it later", "… after their laptop was
-// stolen") or what a message is to say ("… saying I'm on it", "email Tom
-// that …") count half and are not asked of a tool by coordination, and a
-// question's words of an action other than reading ("what's new", "what
-// changed") count half; a word that picks which one ("her last email")
+// stolen") or what a message is to say ("… saying I'm on it") count half,
+// and so do a question's words of an action other than reading ("what's
+// new", "what changed"); a word that picks which one ("her last email")
 // counts 0.3.
 //
 // A stand-in never counts for more than its word could (its idf is capped at
@@ -108,8 +107,7 @@
 // through /me, /users/{id} and /groups/{id}) but one are demoted so that the
 // first results show different operations: the one kept is the best whose
 // scope (the path's first segment, or /me for "my") the query names, else
-// the best that acts on the caller if it scores within 10 % of the best,
-// else the best.
+// the best.
 //
 // A query that names tools exactly, by a tool's name or operationId or by
 // a path after its method or not ("GET /repos/{owner}/{repo}/pulls",
