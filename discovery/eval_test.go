@@ -47,6 +47,10 @@ type evalSet struct {
 	// Unseen6 are a sixth helper's, written in the same session after its
 	// decisions, measured on its starting code and once at its end.
 	Unseen6 []evalQuery `yaml:"unseen6"`
+	// Unseen7 are a seventh helper's, written after unseen5 and unseen6
+	// were read, measured on the session's starting code and once at its
+	// end.
+	Unseen7 []evalQuery `yaml:"unseen7"`
 }
 
 type evalQuery struct {
@@ -119,7 +123,7 @@ func TestEvalSetResolves(t *testing.T) {
 		s := loadEvalSet(t, api)
 		c := loadCorpusAPI(t, api, s.Doc)
 		seen := map[string]bool{}
-		for _, q := range slices.Concat(s.Dev, s.Heldout, s.Fresh, s.Unseen, s.Unseen2, s.Unseen3, s.Unseen4, s.Unseen5, s.Unseen6) {
+		for _, q := range slices.Concat(s.Dev, s.Heldout, s.Fresh, s.Unseen, s.Unseen2, s.Unseen3, s.Unseen4, s.Unseen5, s.Unseen6, s.Unseen7) {
 			total++
 			if seen[q.Q] {
 				t.Errorf("%s: %q appears twice", api, q.Q)
@@ -217,10 +221,10 @@ func TestEval(t *testing.T) {
 		t.Fatal(err)
 	}
 	rankings = append(rankings, embedded...)
-	halves := []string{"dev", "heldout", "fresh", "unseen", "unseen2", "unseen3", "unseen4", "unseen5", "unseen6"}
+	halves := []string{"dev", "heldout", "fresh", "unseen", "unseen2", "unseen3", "unseen4", "unseen5", "unseen6", "unseen7"}
 	if only := os.Getenv("EVAL_HALF"); only != "" {
 		if !slices.Contains(halves, only) {
-			t.Fatalf("EVAL_HALF=%s: want dev, heldout, fresh, unseen, unseen2, unseen3, unseen4, unseen5 or unseen6", only)
+			t.Fatalf("EVAL_HALF=%s: want dev, heldout, fresh, unseen, unseen2, unseen3, unseen4, unseen5, unseen6 or unseen7", only)
 		}
 		halves = []string{only}
 	}
@@ -242,7 +246,7 @@ func TestEval(t *testing.T) {
 			for _, half := range []struct {
 				name string
 				qs   []evalQuery
-			}{{"dev", s.Dev}, {"heldout", s.Heldout}, {"fresh", s.Fresh}, {"unseen", s.Unseen}, {"unseen2", s.Unseen2}, {"unseen3", s.Unseen3}, {"unseen4", s.Unseen4}, {"unseen5", s.Unseen5}, {"unseen6", s.Unseen6}} {
+			}{{"dev", s.Dev}, {"heldout", s.Heldout}, {"fresh", s.Fresh}, {"unseen", s.Unseen}, {"unseen2", s.Unseen2}, {"unseen3", s.Unseen3}, {"unseen4", s.Unseen4}, {"unseen5", s.Unseen5}, {"unseen6", s.Unseen6}, {"unseen7", s.Unseen7}} {
 				if !slices.Contains(halves, half.name) {
 					continue
 				}
