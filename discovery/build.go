@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"unicode"
 )
 
 // The fields of a tool that the ranking weighs apart (BM25F: each field's
@@ -440,7 +441,21 @@ var articles = map[string]bool{"a": true, "an": true, "the": true}
 // ("microsoft.graph.reply"), the part after the namespace.
 func leafResource(seg string) string {
 	if i := strings.LastIndexByte(seg, '.'); i >= 0 {
-		return seg[i+1:]
+		seg = seg[i+1:]
+	}
+	// A function named for what it reports ("getOneDriveUsageFileCounts")
+	// acts on its head noun, the last word, not on every word of it.
+	if p := strings.IndexByte(seg, '('); p >= 0 {
+		name := seg[:p]
+		last := 0
+		for i, r := range name {
+			if unicode.IsUpper(r) {
+				last = i
+			}
+		}
+		if last > 0 {
+			return name[last:]
+		}
 	}
 	return seg
 }
