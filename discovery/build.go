@@ -222,12 +222,7 @@ func (b *builder) fields(d *Doc, plain string, fields [][]int32) (scope []int32)
 	// own, matched by a request's first word (see compile).
 	title := b.ids(statusless(d.Title))
 	addIDs(fTitle, title)
-	if v := invokedVerb(d.Title); v != "" {
-		// "Invoke action sendMail": the verb is the action's, not "invoke".
-		if id := b.wordID([]byte(v)); id >= 0 {
-			fields[fAction] = append(fields[fAction], b.verbTerm(id))
-		}
-	} else if len(title) > 0 && title[0] >= 0 {
+	if len(title) > 0 && title[0] >= 0 {
 		fields[fAction] = append(fields[fAction], b.verbTerm(title[0]))
 	}
 	lead, rest := leadSentence(plain)
@@ -301,22 +296,6 @@ func (b *builder) fields(d *Doc, plain string, fields [][]int32) (scope []int32)
 
 // odataSystem are the OData segments that follow the resource they act on.
 var odataSystem = map[string]bool{"$ref": true, "$value": true, "$count": true}
-
-// invokedVerb is the first word of the action or function a generated
-// OData title invokes ("Invoke action sendMail": "send"), or "".
-func invokedVerb(title string) string {
-	rest, ok := strings.CutPrefix(title, "Invoke action ")
-	if !ok {
-		if rest, ok = strings.CutPrefix(title, "Invoke function "); !ok {
-			return ""
-		}
-	}
-	end := 0
-	for end < len(rest) && rest[end] >= 'a' && rest[end] <= 'z' {
-		end++
-	}
-	return rest[:end]
-}
 
 // statusless is a title without a status said before it ("Closing down -
 // Get a classroom", "Deprecated: List pets"): its verb is the one after.

@@ -79,12 +79,10 @@
 //     list, "my" the caller's own resources (/me, GitHub's /user), and
 //     "who" the roles people play (members, users, reviewers, attendees …);
 //   - for each word, a bonus on the tools whose path ends in the resource
-//     it (or a stand-in) names (for an OData function, its name's head
-//     noun: getOneDriveUsageFileCounts reports counts);
+//     it (or a stand-in) names;
 //   - for the request's first word, a bonus on the tools whose title starts
 //     with it: most APIs' summaries start with their verb ("Star a
-//     repository"), also verbs of no action group; a generated "Invoke
-//     action sendMail" starts with "send".
+//     repository"), also verbs of no action group.
 //
 // A request is read for what it asks first (intent.go): its values drop
 // out (e-mail addresses, URLs, @handles, "owner/repo" names; a file's name
