@@ -86,7 +86,9 @@
 //
 // A request is read for what it asks first (intent.go): its values drop
 // out (e-mail addresses, URLs, @handles, "owner/repo" names; a file's name
-// reads as "file", "#412" after a verb as an issue), so do the name it
+// reads as "file", "#412" after a verb as an issue, an object's id as the
+// object its prefix names in the thesaurus: "pi_3MxyzL" a payment intent),
+// so do the name it
 // gives a thing ("a team called Project Falcon") and the capitalized names
 // neither the index nor the thesaurus knows ("Ana"; between "add" and
 // "to" such a name reads as "members"), and its quoted text, what follows a colon and the

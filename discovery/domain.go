@@ -26,6 +26,9 @@ type Thesaurus struct {
 	rewrites map[string][]rewrite
 	// standIns maps a stem to the stems that may stand for it.
 	standIns map[string][]string
+	// ids maps the prefix of an object's id ("pi" of "pi_3MxyzL") to the
+	// words that name the object ("payment intent").
+	ids map[string]string
 }
 
 type rewrite struct {
@@ -45,7 +48,7 @@ var embeddedThesaurus = sync.OnceValue(func() *Thesaurus {
 // ParseThesaurus reads a table: "phrase = words" and "word: words" lines and
 // # comments, as domain.txt documents them. Errors name source and the line.
 func ParseThesaurus(source, text string) (*Thesaurus, error) {
-	t := &Thesaurus{rewrites: map[string][]rewrite{}, standIns: map[string][]string{}}
+	t := &Thesaurus{rewrites: map[string][]rewrite{}, standIns: map[string][]string{}, ids: map[string]string{}}
 	seen := map[string]int{}
 	for n, line := range strings.Split(text, "\n") {
 		line = strings.TrimSpace(line)
@@ -66,11 +69,15 @@ func (t *Thesaurus) with(extra *Thesaurus) *Thesaurus {
 	if extra == nil {
 		return t
 	}
-	out := &Thesaurus{rewrites: map[string][]rewrite{}, standIns: maps.Clone(t.standIns)}
+	out := &Thesaurus{rewrites: map[string][]rewrite{}, standIns: maps.Clone(t.standIns), ids: maps.Clone(t.ids)}
 	for k, v := range t.rewrites {
 		out.rewrites[k] = slices.Clone(v)
 	}
 	maps.Copy(out.standIns, extra.standIns)
+	if out.ids == nil {
+		out.ids = map[string]string{}
+	}
+	maps.Copy(out.ids, extra.ids)
 	for k, rules := range extra.rewrites {
 		replaced := make(map[string]bool, len(rules))
 		for _, r := range rules {
@@ -106,6 +113,9 @@ func (t *Thesaurus) add(line string, seen map[string]int, n int) error {
 	var from, to []string
 	words(lhs, func(w string) { from = append(from, w) })
 	words(rhs, func(w string) { to = append(to, w) })
+	if prefix := strings.TrimSpace(lhs); isRewrite && strings.HasSuffix(prefix, "_") {
+		return t.addID(line, strings.TrimSuffix(prefix, "_"), to, seen, n)
+	}
 	switch {
 	case len(from) == 0:
 		return fmt.Errorf("%q: no words before %q", line, sep)
@@ -148,6 +158,33 @@ func (t *Thesaurus) add(line string, seen map[string]int, n int) error {
 	}
 	t.standIns[self] = stems
 	return nil
+}
+
+// addID adds an id prefix's line ("pi_ = payment intent").
+func (t *Thesaurus) addID(line, prefix string, to []string, seen map[string]int, n int) error {
+	if prefix == "" || strings.Trim(prefix, "abcdefghijklmnopqrstuvwxyz_") != "" {
+		return fmt.Errorf("%q: an id's prefix is lower-case letters before \"_\" (\"pi_ = payment intent\")", line)
+	}
+	if len(to) == 0 {
+		return fmt.Errorf("%q: no words after \"=\" for the id's object", line)
+	}
+	key := "id " + prefix
+	if prev, ok := seen[key]; ok {
+		return fmt.Errorf("%q: %q is already defined on line %d", line, prefix+"_", prev)
+	}
+	seen[key] = n
+	t.ids[prefix] = strings.Join(to, " ")
+	return nil
+}
+
+// idWords returns the words naming the object whose ids start with prefix
+// and "_" (none for a nil table).
+func (t *Thesaurus) idWords(prefix string) (string, bool) {
+	if t == nil {
+		return "", false
+	}
+	w, ok := t.ids[prefix]
+	return w, ok
 }
 
 // rewrite returns a request's words with each phrase of the table replaced

@@ -17,6 +17,7 @@ who am i = me
 on acme cloud =
 chargebacks: dispute
 Ticket: issue the tickets
+sub_sched_ = subscription schedule
 `)
 	if err != nil {
 		t.Fatal(err)
@@ -46,9 +47,18 @@ Ticket: issue the tickets
 	if got := th.of(stem("ticket")); !slices.Equal(got, []string{"issu"}) {
 		t.Errorf("ticket stands for %v", got)
 	}
+	if w, ok := th.idWords("sub_sched"); !ok || w != "subscription schedule" {
+		t.Errorf("idWords(sub_sched) = %q, %v", w, ok)
+	}
+	if _, ok := th.idWords("pi"); ok {
+		t.Error("an id prefix the table does not have was found")
+	}
 	var none *Thesaurus
 	if got := none.rewrite([]string{"a"}); !slices.Equal(got, []string{"a"}) || none.of("x") != nil {
 		t.Error("a nil thesaurus changes nothing")
+	}
+	if _, ok := none.idWords("pi"); ok {
+		t.Error("a nil thesaurus knows an id")
 	}
 }
 
@@ -78,6 +88,9 @@ func TestParseThesaurusRejects(t *testing.T) {
 		{"file: files", `no word after ":" but "file" itself`},
 		{"file: drive\nfiles: folder", `t.txt:2: "files: folder": "file" is already defined on line 1`},
 		{"say yes = accept\nsay  yes = approve", `t.txt:2: "say  yes = approve": "say yes" is already defined on line 1`},
+		{"PI_ = payment intent", `an id's prefix is lower-case letters before "_"`},
+		{"pi_ =", `no words after "=" for the id's object`},
+		{"pi_ = payment intent\npi_ = price", `t.txt:2: "pi_ = price": "pi_" is already defined on line 1`},
 	} {
 		_, err := ParseThesaurus("t.txt", c.text)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -171,6 +184,13 @@ func TestDomainTable(t *testing.T) {
 		for _, r := range rules {
 			if len(r.to) > 0 && !slices.ContainsFunc(r.to, func(w string) bool { return vocab[stem(w)] }) {
 				t.Errorf("domain.txt: %q is read as %q, none of whose words is in a corpus document", strings.Join(r.phrase, " "), r.to)
+			}
+		}
+	}
+	for prefix, ws := range th.ids {
+		for w := range strings.FieldsSeq(ws) {
+			if !vocab[stem(w)] {
+				t.Errorf("domain.txt: the id prefix %q is read as %q, whose %q is in no corpus document", prefix+"_", ws, w)
 			}
 		}
 	}

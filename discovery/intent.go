@@ -30,6 +30,9 @@ type lexicon interface {
 	// inThesaurus reports whether the domain thesaurus reads a lower-case
 	// word (a phrase starts with it, or it has stand-ins).
 	inThesaurus(w string) bool
+	// idWords returns the words that name the object whose ids start with
+	// prefix and "_" ("pi": "payment intent").
+	idWords(prefix string) (string, bool)
 }
 
 // intentParts splits a request into its parts, those it asks first and in
@@ -91,7 +94,7 @@ func intentParts(text string, lex lexicon) []part {
 // stay); a file's name ("budget-2025.xlsx") says only that it is a file.
 // The punctuation after a value stays (it may end a clause).
 func dropValues(text string, lex lexicon) string {
-	if !strings.ContainsAny(text, "@:/.#") {
+	if !strings.ContainsAny(text, "@:/.#_") {
 		return text
 	}
 	fields := strings.Fields(text)
@@ -103,6 +106,10 @@ func dropValues(text string, lex lexicon) string {
 			fields[i] = f[len(core):]
 		case isFileName(core):
 			fields[i] = "file" + f[len(core):]
+		case isObjectID(core):
+			// "pi_3MxyzL": its prefix names the object, the rest is a value.
+			w, _ := lex.idWords(idPrefix(core))
+			fields[i] = w + f[len(core):]
 		case isNumberRef(core):
 			// "close #412": an issue or a pull request, when nothing else
 			// says what it numbers ("order #1182", "PR #42").
@@ -220,6 +227,40 @@ func opensWithQuote(w string) bool {
 func startsUpperOrDigit(w string) bool {
 	r, _ := utf8.DecodeRuneInString(w)
 	return unicode.IsUpper(r) || unicode.IsDigit(r)
+}
+
+// isObjectID reports whether w is an object's id: lower-case words joined
+// by "_", then a last part with a digit or a capital ("pi_3MxyzL",
+// "cs_live_b7", "sub_sched_1Nx"), as Stripe and others prefix theirs.
+func isObjectID(w string) bool {
+	i := strings.LastIndexByte(w, '_')
+	if i < 1 || i == len(w)-1 {
+		return false
+	}
+	for _, c := range w[:i] {
+		if (c < 'a' || c > 'z') && c != '_' {
+			return false
+		}
+	}
+	marked := false
+	for _, c := range w[i+1:] {
+		switch {
+		case c >= '0' && c <= '9', c >= 'A' && c <= 'Z':
+			marked = true
+		case c < 'a' || c > 'z':
+			return false
+		}
+	}
+	return marked
+}
+
+// idPrefix is an id's prefix without its mode ("cs_live_b7": "cs").
+func idPrefix(id string) string {
+	p := id[:strings.LastIndexByte(id, '_')]
+	for _, mode := range []string{"_test", "_live"} {
+		p = strings.TrimSuffix(p, mode)
+	}
+	return p
 }
 
 // isNumberRef reports whether w is "#" and digits ("#412").
@@ -414,6 +455,9 @@ func (ix *Index) has(w string) bool {
 	_, ok := ix.terms[stem(w)]
 	return ok
 }
+
+// idWords returns the words the index's thesaurus gives an id's prefix.
+func (ix *Index) idWords(prefix string) (string, bool) { return ix.domain.idWords(prefix) }
 
 // inThesaurus reports whether the index's domain thesaurus reads w.
 func (ix *Index) inThesaurus(w string) bool {

@@ -18,6 +18,7 @@ func TestIntentParts(t *testing.T) {
 	}{
 		{"list my invoices", []part{asked("list my invoices")}},
 		{"archive #412 in acme/api, it's a dupe of #398", []part{asked("archive issue in"), context("it's a dupe of")}},
+		{"refund pi_3MxyzLk and cs_live_b7, not zz_9Q or snake_case", []part{asked("refund payment intent and checkout session"), context("not  or snake_case")}},
 		{"Refund the $40 for order #1182, the customer sent the shoes back",
 			[]part{asked("Refund the $40 for order"), context("the customer sent the shoes back")}},
 		{"We stopped maintaining legacy-api. Archive it so people know",
@@ -76,6 +77,10 @@ type fakeLexicon struct{ verbs, words string }
 
 func (l fakeLexicon) isVerb(w string) bool      { return slices.Contains(strings.Fields(l.verbs), w) }
 func (l fakeLexicon) inThesaurus(w string) bool { return false }
+func (l fakeLexicon) idWords(prefix string) (string, bool) {
+	w, ok := map[string]string{"pi": "payment intent", "cs": "checkout session"}[prefix]
+	return w, ok
+}
 func (l fakeLexicon) has(w string) bool {
 	return l.isVerb(w) || slices.Contains(strings.Fields(l.words), w)
 }
