@@ -91,8 +91,10 @@ func intentParts(text string, lex lexicon) []part {
 // @handles, and names with a slash that say what the index does not know
 // ("acme/api", "vercel/next.js", "release/2.3": a repository or a branch;
 // "read/write", "repos/create-fork" and "/repos/{owner}/{repo}/pulls"
-// stay); a file's name ("budget-2025.xlsx") says only that it is a file.
-// The punctuation after a value stays (it may end a clause).
+// stay); a file's name ("budget-2025.xlsx") says only that it is a file,
+// "#412" after a verb that it is an issue, and an object's id
+// ("pi_3MxyzL") the object its prefix names (lexicon.idWords). The
+// punctuation after a value stays (it may end a clause).
 func dropValues(text string, lex lexicon) string {
 	if !strings.ContainsAny(text, "@:/.#_") {
 		return text
