@@ -168,6 +168,9 @@ func (t *Thesaurus) addID(line, prefix string, to []string, seen map[string]int,
 	if len(to) == 0 {
 		return fmt.Errorf("%q: no words after \"=\" for the id's object", line)
 	}
+	if w := strings.Join(to, " "); len(w) > maxIDWords {
+		return fmt.Errorf("%q: an id's object is named in at most %d bytes", line, maxIDWords)
+	}
 	key := "id " + prefix
 	if prev, ok := seen[key]; ok {
 		return fmt.Errorf("%q: %q is already defined on line %d", line, prefix+"_", prev)
@@ -176,6 +179,10 @@ func (t *Thesaurus) addID(line, prefix string, to []string, seen map[string]int,
 	t.ids[prefix] = strings.Join(to, " ")
 	return nil
 }
+
+// maxIDWords bounds the words an id's prefix is read as, so that a
+// request read through the table grows by a bounded factor.
+const maxIDWords = 48
 
 // idWords returns the words naming the object whose ids start with prefix
 // and "_" (none for a nil table).

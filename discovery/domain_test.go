@@ -90,6 +90,7 @@ func TestParseThesaurusRejects(t *testing.T) {
 		{"say yes = accept\nsay  yes = approve", `t.txt:2: "say  yes = approve": "say yes" is already defined on line 1`},
 		{"PI_ = payment intent", `an id's prefix is lower-case letters before "_"`},
 		{"pi_ =", `no words after "=" for the id's object`},
+		{"pi_ = " + strings.Repeat("word ", 10), `an id's object is named in at most 48 bytes`},
 		{"pi_ = payment intent\npi_ = price", `t.txt:2: "pi_ = price": "pi_" is already defined on line 1`},
 	} {
 		_, err := ParseThesaurus("t.txt", c.text)

@@ -231,6 +231,11 @@ func startsUpperOrDigit(w string) bool {
 	return unicode.IsUpper(r) || unicode.IsDigit(r)
 }
 
+// maxGrowth bounds how much longer a request's parts are than the request:
+// the shortest value read as words is an id of three bytes ("a_1"), read
+// as at most maxIDWords bytes.
+const maxGrowth = maxIDWords / 3
+
 // isObjectID reports whether w is an object's id: lower-case words joined
 // by "_", then a last part with a digit or a capital ("pi_3MxyzL",
 // "cs_live_b7", "sub_sched_1Nx"), as Stripe and others prefix theirs.
