@@ -149,21 +149,11 @@ func dropNames(text string, lex lexicon) string {
 			continue
 		case namingWords[lower] && midSentence && core == fields[i] && i+1 < len(fields) &&
 			!opensWithQuote(fields[i+1]) && !actorWords[strings.ToLower(fields[i-1])]:
-			// The name: its first word, then the capitalized words that
-			// follow, up to a punctuation mark.
-			for j, first := i+1, i+1; j < len(fields); j++ {
-				c := strings.TrimRight(fields[j], trailing)
-				if j > first && !startsUpperOrDigit(c) {
-					break
-				}
-				fields[j] = fields[j][len(c):]
-				if fields[j] != "" {
-					out = append(out, fields[j])
-					i = j
-					break
-				}
-				i = j
+			last, punct := nameEnd(fields, i+1)
+			if punct != "" {
+				out = append(out, punct)
 			}
+			i = last
 		case midSentence && isCapitalizedName(core) &&
 			!lex.has(lower) && !lex.isVerb(lower) && !lex.inThesaurus(lower):
 			if rest := fields[i][len(core):]; rest != "" {
@@ -186,6 +176,22 @@ const trailing = ".,;:!?)\"'”’"
 // joinVerbs, with a name and "to" after them, have someone join
 // something: the name is read as its members.
 var joinVerbs = map[string]bool{"add": true, "invite": true, "include": true, "bring": true, "put": true}
+
+// nameEnd returns the last word of the name that starts at fields[i] (its
+// first word, then the capitalized words after it, up to a punctuation
+// mark) and the punctuation after it.
+func nameEnd(fields []string, i int) (last int, punct string) {
+	for j := i; j < len(fields); j++ {
+		c := strings.TrimRight(fields[j], trailing)
+		if j > i && !startsUpperOrDigit(c) {
+			return j - 1, ""
+		}
+		if p := fields[j][len(c):]; p != "" {
+			return j, p
+		}
+	}
+	return len(fields) - 1, ""
+}
 
 // namingWords introduce the name a request gives a thing.
 var namingWords = map[string]bool{"called": true, "named": true, "titled": true, "entitled": true}
