@@ -147,7 +147,8 @@ var phrasalVerbs = map[[2]string]string{
 	{"sign", "in"}: "signin", {"log", "in"}: "signin", {"sign", "up"}: "signup",
 	{"take", "off"}: "remove", {"back", "up"}: "backup", {"shut", "down"}: "stop",
 	{"clean", "up"}: "delete", {"find", "out"}: "get", {"fill", "in"}: "update",
-	{"spin", "up"}: "setup", {"stand", "up"}: "setup", {"look", "over"}: "review", {"go", "over"}: "review", {"write", "off"}: "writeoff", {"pay", "out"}: "payout", {"check", "in"}: "checkin",
+	{"spin", "up"}: "setup", {"stand", "up"}: "setup", {"look", "over"}: "review", {"go", "over"}: "review",
+	{"write", "off"}: "writeoff", {"pay", "out"}: "payout", {"check", "in"}: "checkin",
 	{"check", "out"}: "checkout", {"opt", "out"}: "unsubscribe", {"opt", "in"}: "subscribe",
 }
 
