@@ -101,7 +101,7 @@ func dropValues(text string, lex lexicon) string {
 	}
 	fields := strings.Fields(text)
 	for i, f := range fields {
-		core := strings.TrimRight(f, ".,;:!?)\"'”’")
+		core := strings.TrimRight(f, trailing)
 		switch {
 		case strings.Contains(core, "@") || strings.Contains(core, "://") || strings.HasPrefix(core, "www."),
 			strings.Contains(strings.Trim(core, "/"), "/") && !knownName(core, lex):
