@@ -194,6 +194,48 @@ func (t *Thesaurus) idWords(prefix string) (string, bool) {
 	return w, ok
 }
 
+// keepWhole lowercases, in a request's text, each word spelled in mixed
+// case ("GitHub", "OneDrive") that is the first word of one of t's phrases
+// as one word ("github =", "onedrive = drive"): words() would otherwise
+// split it at its case change and the phrase would never match. The text
+// keeps its length; a word the table does not know stays as it is.
+func (t *Thesaurus) keepWhole(text string) string {
+	if t == nil {
+		return text
+	}
+	var b []byte // text's copy, once a word changes
+	for i := 0; i < len(text); {
+		j := i
+		for j < len(text) && isASCIILetter(text[j]) {
+			j++
+		}
+		if j == i {
+			i++
+			continue
+		}
+		w := text[i:j]
+		if lower := strings.ToLower(w); mixedCase(w) && len(t.rewrites[lower]) > 0 {
+			if b == nil {
+				b = []byte(text)
+			}
+			copy(b[i:j], lower)
+		}
+		i = j
+	}
+	if b == nil {
+		return text
+	}
+	return string(b)
+}
+
+func isASCIILetter(c byte) bool { c |= 0x20; return c >= 'a' && c <= 'z' }
+
+// mixedCase tells whether an ASCII word has a capital past its first letter
+// and a small letter: "GitHub", not "Acme" or "GITHUB".
+func mixedCase(w string) bool {
+	return strings.ContainsAny(w[1:], "ABCDEFGHIJKLMNOPQRSTUVWXYZ") && strings.ContainsAny(w, "abcdefghijklmnopqrstuvwxyz")
+}
+
 // rewrite returns a request's words with each phrase of the table replaced
 // by its words (longest phrase first, left to right; a two-word phrase that
 // ends in a particle also when a few words part them: "pass the message

@@ -62,6 +62,37 @@ sub_sched_ = subscription schedule
 	}
 }
 
+// TestKeepWhole: a word spelled in mixed case that a phrase of the table
+// starts is kept whole for it; other words, all-capital words and texts
+// without such a word are left as they are.
+func TestKeepWhole(t *testing.T) {
+	th, err := ParseThesaurus("t.txt", "github =\nonedrive = drive\nacme cloud =\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ in, want string }{
+		{"delete my GitHub email", "delete my github email"},
+		{"Take it off my GitHub, GitLab and OneDrive.", "Take it off my github, GitLab and onedrive."},
+		{"list AcmeCloud and Acme cloud servers", "list AcmeCloud and Acme cloud servers"}, // only a whole first word
+		{"GITHUB is loud", "GITHUB is loud"},
+		{"naïve GitHub", "naïve github"},
+		{"", ""},
+	} {
+		if got := th.keepWhole(c.in); got != c.want {
+			t.Errorf("keepWhole(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+	var raw []string
+	words(th.keepWhole("my GitHub account"), func(w string) { raw = append(raw, w) })
+	if got := strings.Join(th.rewrite(raw), " "); got != "my account" {
+		t.Errorf("my GitHub account reads as %q, want the product's name left out", got)
+	}
+	var none *Thesaurus
+	if got := none.keepWhole("GitHub"); got != "GitHub" {
+		t.Errorf("a nil thesaurus changed %q", got)
+	}
+}
+
 func TestJoinPhrasalVerbs(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{"set up a meeting", "setup a meeting"},

@@ -79,7 +79,7 @@ func (q *queryReading) split(text string) {
 	q.context = -1
 	for _, p := range intentParts(text, q.ix) {
 		var raw []string
-		words(p.text, func(w string) { raw = append(raw, w) })
+		words(q.ix.domain.keepWhole(p.text), func(w string) { raw = append(raw, w) })
 		if p.context && q.context < 0 {
 			q.context = len(q.raw)
 		}
