@@ -645,6 +645,17 @@ func TestRankingRules(t *testing.T) {
 			},
 		},
 		{
+			rule:  "what comes \"along with\" the thing asked for counts for less than the thing",
+			query: "tear down the staging environment along with its protection rules", first: "delete_environment",
+			docs: []Doc{
+				{Name: "delete_environment", Method: "DELETE", Path: "/repos/{owner}/{repo}/environments/{environment_name}", Title: "Delete an environment"},
+				{Name: "delete_protection_rule", Method: "DELETE", Path: "/repos/{owner}/{repo}/environments/{environment_name}/protection_rules/{rule_id}", Title: "Disable a protection rule of an environment"},
+				{Name: "list_protection_rules", Method: "GET", Path: "/repos/{owner}/{repo}/environments/{environment_name}/protection_rules", Title: "List the protection rules of an environment"},
+				{Name: "create_protection_rule", Method: "POST", Path: "/repos/{owner}/{repo}/environments/{environment_name}/protection_rules", Title: "Create a protection rule for an environment"},
+				{Name: "get_protection_rule", Method: "GET", Path: "/repos/{owner}/{repo}/environments/{environment_name}/protection_rules/{rule_id}", Title: "Get a protection rule of an environment"},
+			},
+		},
+		{
 			rule:  "a question's action words qualify what is read (\"what's new\") rather than ask to act",
 			query: "what's new in my messages?", first: "list_messages",
 			docs: []Doc{

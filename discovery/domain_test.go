@@ -101,6 +101,9 @@ func TestJoinPhrasalVerbs(t *testing.T) {
 		{"turn a b c d off", "turn a b c d off"},
 		{"look for repos", "search repos"},
 		{"set the thing", "set the thing"},
+		{"bring that version back", "restore that version"},
+		{"tear down the staging environment", "delete the staging environment"},
+		{"pull up the invoice", "get the invoice"},
 	} {
 		if got := strings.Join(joinPhrasalVerbs(strings.Fields(c.in)), " "); got != c.want {
 			t.Errorf("joinPhrasalVerbs(%q) = %q, want %q", c.in, got, c.want)

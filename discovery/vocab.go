@@ -150,6 +150,7 @@ var phrasalVerbs = map[[2]string]string{
 	{"spin", "up"}: "setup", {"stand", "up"}: "setup", {"look", "over"}: "review", {"go", "over"}: "review",
 	{"write", "off"}: "writeoff", {"pay", "out"}: "payout", {"check", "in"}: "checkin",
 	{"check", "out"}: "checkout", {"opt", "out"}: "unsubscribe", {"opt", "in"}: "subscribe",
+	{"bring", "back"}: "restore", {"tear", "down"}: "delete", {"pull", "up"}: "get",
 }
 
 func appendAllUnique(list []string, more []string) []string {
