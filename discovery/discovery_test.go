@@ -656,6 +656,22 @@ func TestRankingRules(t *testing.T) {
 			},
 		},
 		{
+			rule:  "to make it something sets a state on a thing that exists; to make her an owner adds her",
+			query: "make it private again", first: "update_repo",
+			docs: []Doc{
+				{Name: "create_repo", Method: "POST", Path: "/user/repos", Title: "Create a repository", Params: []string{"private", "name"}},
+				{Name: "update_repo", Method: "PATCH", Path: "/repos/{owner}/{repo}", Title: "Update a repository", Params: []string{"private", "archived"}},
+			},
+		},
+		{
+			rule:  "to make her an owner adds her as one",
+			query: "make her an owner of the group", first: "add_owner",
+			docs: []Doc{
+				{Name: "update_group", Method: "PATCH", Path: "/groups/{id}", Title: "Update group", Params: []string{"owners"}},
+				{Name: "add_owner", Method: "POST", Path: "/groups/{id}/owners", Title: "Add an owner to a group"},
+			},
+		},
+		{
 			rule:  "a question's action words qualify what is read (\"what's new\") rather than ask to act",
 			query: "what's new in my messages?", first: "list_messages",
 			docs: []Doc{

@@ -204,13 +204,25 @@ func (q *queryReading) verb(i int, w, s string, isFirst bool) []string {
 // verbActions are the actions a request's verb w asks for, given the words
 // after it: those of its groups, except that a verb which creates with an
 // indefinite object reads with a definite or possessive one ("open an
-// issue" creates, "open my notebook" reads).
+// issue" creates, "open my notebook" reads), and "make" with a pronoun
+// for its object sets a state ("make it private").
 func verbActions(w string, acts []string, rest []string) []string {
-	if len(acts) == 0 || !readsWhenDefinite[w] || len(rest) == 0 || !definite[rest[0]] {
+	switch {
+	case len(acts) == 0 || len(rest) == 0:
 		return acts
+	case readsWhenDefinite[w] && definite[rest[0]]:
+		return []string{"read"}
+	case w == "make" && objectPronouns[rest[0]] && (len(rest) == 1 || !articles[rest[1]]):
+		// "make it private", "make this one read-only": a state set on a
+		// thing that exists, not a thing made ("make her an owner" adds
+		// her as one).
+		return []string{"update"}
 	}
-	return []string{"read"}
+	return acts
 }
+
+// objectPronouns stand for a thing or a person already named.
+var objectPronouns = map[string]bool{"it": true, "them": true, "this": true, "that": true, "him": true, "her": true, "me": true, "us": true}
 
 // changesSomething reports whether acts hold an action other than
 // reading, listing and searching.
