@@ -241,7 +241,7 @@ func changesSomething(acts []string) bool {
 // her the report is late"): its words count for less than the request's
 // own.
 var clauseWords = map[string]bool{"so": true, "because": true, "since": true, "after": true, "before": true,
-	"saying": true, "tell": true, "telling": true, "asking": true, "letting": true, "along": true}
+	"saying": true, "tell": true, "telling": true, "asking": true, "letting": true, "along": true, "including": true}
 
 // lightVerbs say little on their own: the noun after them names the action
 // ("make a copy" copies, "run a search" searches; "do" and "have" are stop

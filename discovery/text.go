@@ -219,7 +219,7 @@ var stopWords = func() map[string]bool {
 		you your yours yourself i am want wanted need needs like any also via
 		each every all again already ever there's it's i'm i'd i'll let's another
 		others thing things stuff something someone anything everything way able
-		etc one two three four five six seven eight nine ten`) {
+		etc one ones two three four five six seven eight nine ten`) {
 		m[w] = true
 	}
 	return m
