@@ -672,6 +672,14 @@ func TestRankingRules(t *testing.T) {
 			},
 		},
 		{
+			rule:  "a question for which things, in the plural, wants a list",
+			query: "which subscriptions are past due?", first: "list_subscriptions",
+			docs: []Doc{
+				{Name: "get_subscription", Method: "GET", Path: "/subscriptions/{id}", Title: "Retrieve a subscription", Description: "Its status: active, past due or canceled."},
+				{Name: "list_subscriptions", Method: "GET", Path: "/subscriptions", Title: "List subscriptions", Description: "By status: active, past due or canceled."},
+			},
+		},
+		{
 			rule:  "a question's action words qualify what is read (\"what's new\") rather than ask to act",
 			query: "what's new in my messages?", first: "list_messages",
 			docs: []Doc{

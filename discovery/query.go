@@ -1,6 +1,9 @@
 package discovery
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 // Variant weights: how much a stand-in for a query word counts beside the
 // word itself.
@@ -38,6 +41,9 @@ func (ix *Index) compile(text string) []concept {
 	// many requests' verbs are in no action group.)
 	if q.question {
 		q.addAction("read", wImplied)
+		if asksForMany(q.raw) {
+			q.addAction("list", wAction)
+		}
 	}
 	if q.who {
 		q.addRoles()
@@ -48,6 +54,17 @@ func (ix *Index) compile(text string) []concept {
 		}
 	}
 	return q.cs
+}
+
+// asksForMany reports whether a question asks which or what things, in
+// the plural: "which subscriptions are past due", "what channels does it
+// have" want a list.
+func asksForMany(raw []string) bool {
+	if len(raw) < 2 || raw[0] != "which" && raw[0] != "what" {
+		return false
+	}
+	w := raw[1]
+	return len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && stem(w) != w
 }
 
 // selectorWords pick which of many a request means ("her last email"),
