@@ -680,6 +680,14 @@ func TestRankingRules(t *testing.T) {
 			},
 		},
 		{
+			rule:  "him, her and his point at another person: a user, not the caller",
+			query: "take that license off him", first: "user_assign_license",
+			docs: []Doc{
+				{Name: "me_assign_license", Method: "POST", Path: "/me/assignLicense", Title: "Invoke action assignLicense", Description: "Add or remove licenses."},
+				{Name: "user_assign_license", Method: "POST", Path: "/users/{user-id}/assignLicense", Title: "Invoke action assignLicense", Description: "Add or remove licenses."},
+			},
+		},
+		{
 			rule:  "a question's action words qualify what is read (\"what's new\") rather than ask to act",
 			query: "what's new in my messages?", first: "list_messages",
 			docs: []Doc{
