@@ -91,7 +91,8 @@ func intentParts(text string, lex lexicon) []part {
 // @handles, and names with a slash that say what the index does not know
 // ("acme/api", "vercel/next.js", "release/2.3": a repository or a branch;
 // "read/write", "repos/create-fork" and "/repos/{owner}/{repo}/pulls"
-// stay); a file's name ("budget-2025.xlsx") says only that it is a file,
+// stay), except that an owner's name and a thing's ("acme/api") say
+// "repo" where the index knows repositories; a file's name ("budget-2025.xlsx") says only that it is a file,
 // "#412" after a verb that it is an issue, and an object's id
 // ("pi_3MxyzL") the object its prefix names (lexicon.idWords). The
 // punctuation after a value stays (it may end a clause).
@@ -103,9 +104,13 @@ func dropValues(text string, lex lexicon) string {
 	for i, f := range fields {
 		core := strings.TrimRight(f, trailing)
 		switch {
-		case strings.Contains(core, "@") || strings.Contains(core, "://") || strings.HasPrefix(core, "www."),
-			strings.Contains(strings.Trim(core, "/"), "/") && !knownName(core, lex):
+		case strings.Contains(core, "@") || strings.Contains(core, "://") || strings.HasPrefix(core, "www."):
 			fields[i] = f[len(core):]
+		case strings.Contains(strings.Trim(core, "/"), "/") && !knownName(core, lex):
+			fields[i] = f[len(core):]
+			if isSlug(core) && lex.has("repository") {
+				fields[i] = "repo" + f[len(core):] // "acme/api": an owner's repository
+			}
 		case isFileName(core):
 			fields[i] = "file" + f[len(core):]
 		case isObjectID(core):
@@ -168,6 +173,14 @@ func dropNames(text string, lex lexicon) string {
 		return text
 	}
 	return strings.Join(out, " ")
+}
+
+// isSlug reports whether s is an owner's name and a thing's ("acme/api";
+// not "release/2.3", "acme.io/tools").
+func isSlug(s string) bool {
+	owner, name, ok := strings.Cut(s, "/")
+	return ok && owner != "" && name != "" && !strings.Contains(name, "/") && !strings.ContainsAny(owner, ".:") &&
+		isASCIILetter(name[0])
 }
 
 // trailing is the punctuation that may follow a word.

@@ -46,6 +46,19 @@ func TestIntentParts(t *testing.T) {
 			t.Errorf("intentParts(%q) = %+v, want %+v", tc.text, got, tc.want)
 		}
 	}
+	// Where the index knows repositories, an owner's name and a thing's
+	// ("acme/api") say it is one; a deeper path or a host's name does not.
+	repos := fakeLexicon{verbs: "star archive", words: "repository"}
+	for text, want := range map[string]string{
+		"star vercel/next.js now":          "star repo now",
+		"archive acme/api/v2 and x.io/a/b": "archive  and",
+		"archive release/2.3":              "archive", // a version, not a name
+		"archive acme.io/tools":            "archive",
+	} {
+		if got := intentParts(text, repos); len(got) != 1 || strings.TrimSpace(got[0].text) != want {
+			t.Errorf("intentParts(%q) = %+v, want %q", text, got, want)
+		}
+	}
 }
 
 func TestDropNames(t *testing.T) {
