@@ -21,7 +21,7 @@ var actionGroups = map[string]string{
 		submit compose write draft establish provision define setup signup start begin save`,
 	"update": `update edit change set modify patch alter adjust configure replace
 		rename amend revise correct toggle enable disable turn save apply mark close reopen
-		archive unarchive`,
+		archive unarchive watch`,
 	"delete": `delete remove destroy erase drop trash discard purge clear wipe disable
 		unlink detach rm del uninstall unregister unset revoke signout unsubscribe`,
 	"cancel": `cancel abort stop terminate void halt kill end interrupt`,
