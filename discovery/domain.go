@@ -32,7 +32,8 @@ type Thesaurus struct {
 }
 
 type rewrite struct {
-	phrase []string // the request's words
+	phrase []string // the request's words, as spelt
+	stems  []string // and stemmed: "meeting rooms" is "meeting room" where no phrase is spelt so
 	to     []string // the words read instead
 }
 
@@ -128,11 +129,16 @@ func (t *Thesaurus) add(line string, seen map[string]int, n int) error {
 	case !isRewrite && stopWords[from[0]]:
 		return fmt.Errorf("%q: %q is a stop word, never searched for; write \"%s = ...\" to read it as other words", line, from[0], from[0])
 	}
-	// A phrase is matched as spelt, a stand-in entry by its word's stem
-	// ("files:" is "file:").
+	// A phrase is matched as spelt, else, of two words or more, by its
+	// words' stems ("meeting rooms" is "meeting room"); a stand-in entry
+	// by its word's stem ("files:" is "file:").
+	stems := make([]string, len(from))
+	for i, w := range from {
+		stems[i] = stem(w)
+	}
 	key := strings.Join(from, " ")
 	if !isRewrite {
-		key = "~" + stem(from[0])
+		key = "~" + stems[0]
 	}
 	if prev, ok := seen[key]; ok {
 		return fmt.Errorf("%q: %q is already defined on line %d", line, strings.TrimPrefix(key, "~"), prev)
@@ -143,20 +149,20 @@ func (t *Thesaurus) add(line string, seen map[string]int, n int) error {
 		if i := slices.IndexFunc(from, isSelfWord); i >= 0 && !slices.ContainsFunc(to, isSelfWord) {
 			to = append(to, from[i])
 		}
-		t.rewrites[from[0]] = append(t.rewrites[from[0]], rewrite{phrase: from, to: to})
+		t.rewrites[stems[0]] = append(t.rewrites[stems[0]], rewrite{phrase: from, stems: stems, to: to})
 		return nil
 	}
-	self := stem(from[0])
-	var stems []string
+	self := stems[0]
+	var ins []string
 	for _, w := range to {
 		if s := stem(w); !stopWords[w] && s != self {
-			stems = appendUnique(stems, s)
+			ins = appendUnique(ins, s)
 		}
 	}
-	if len(stems) == 0 {
+	if len(ins) == 0 {
 		return fmt.Errorf("%q: no word after %q but %q itself", line, sep, from[0])
 	}
-	t.standIns[self] = stems
+	t.standIns[self] = ins
 	return nil
 }
 
@@ -214,7 +220,7 @@ func (t *Thesaurus) keepWhole(text string) string {
 			continue
 		}
 		w := text[i:j]
-		if lower := strings.ToLower(w); mixedCase(w) && len(t.rewrites[lower]) > 0 {
+		if lower := strings.ToLower(w); mixedCase(w) && len(t.rewrites[stem(lower)]) > 0 {
 			if b == nil {
 				b = []byte(text)
 			}
@@ -247,12 +253,16 @@ func (t *Thesaurus) rewrite(ws []string) []string {
 	var out []string
 	var skip []int // particles already read with their verb
 	changed := false
+	stems := make([]string, len(ws))
+	for i, w := range ws {
+		stems[i] = stem(w)
+	}
 	for i := 0; i < len(ws); {
 		if slices.Contains(skip, i) {
 			i++
 			continue
 		}
-		to, n, at, ok := t.match(ws, i)
+		to, n, at, ok := t.match(ws, stems, i)
 		if !ok {
 			if changed {
 				out = append(out, ws[i])
@@ -276,14 +286,20 @@ func (t *Thesaurus) rewrite(ws []string) []string {
 	return out
 }
 
-// match finds the rule for the words at ws[i]: the words it reads them as,
-// how many words it covers, and for a parted verb and particle the
-// particle's position (else -1).
-func (t *Thesaurus) match(ws []string, i int) (to []string, n, at int, ok bool) {
-	rules := t.rewrites[ws[i]]
+// match finds the rule for the words at ws[i] (stems[i] their stems): the
+// words it reads them as, how many words it covers, and for a parted verb
+// and particle the particle's position (else -1).
+func (t *Thesaurus) match(ws, stems []string, i int) (to []string, n, at int, ok bool) {
+	rules := t.rewrites[stems[i]]
 	for _, r := range rules {
 		if len(r.phrase) <= len(ws)-i && slices.Equal(r.phrase, ws[i:i+len(r.phrase)]) {
 			return r.to, len(r.phrase), -1, true
+		}
+	}
+	for _, r := range rules {
+		// One word is matched as spelt only: "privately" is no "private".
+		if len(r.stems) > 1 && len(r.stems) <= len(ws)-i && slices.Equal(r.stems, stems[i:i+len(r.stems)]) {
+			return r.to, len(r.stems), -1, true
 		}
 	}
 	_, at, ok = separable(ws, i, func(verb, particle string) (string, bool) {

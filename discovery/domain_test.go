@@ -18,6 +18,8 @@ on acme cloud =
 chargebacks: dispute
 Ticket: issue the tickets
 sub_sched_ = subscription schedule
+meeting room = place
+privately = chat
 `)
 	if err != nil {
 		t.Fatal(err)
@@ -34,6 +36,9 @@ sub_sched_ = subscription schedule
 		{"list my servers on acme cloud", "list my servers"}, // a phrase that only names the product
 		{"pass a b c d on", "pass a b c d on"},               // too far apart
 		{"pass the ball off on", "pass the ball off on"},     // the nearest particle decides
+		{"list the meeting rooms", "list the place"},         // a phrase of two words or more: by stems
+		{"message her privately", "message her chat"},
+		{"a private message", "a private message"}, // one word: as spelt only
 	} {
 		if got := strings.Join(th.rewrite(strings.Fields(c.in)), " "); got != c.want {
 			t.Errorf("rewrite(%q) = %q, want %q", c.in, got, c.want)

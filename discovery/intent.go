@@ -488,7 +488,7 @@ func (ix *Index) idWords(prefix string) (string, bool) { return ix.domain.idWord
 // inThesaurus reports whether the index's domain thesaurus reads w.
 func (ix *Index) inThesaurus(w string) bool {
 	t := ix.domain
-	return t != nil && (len(t.rewrites[w]) > 0 || len(t.of(stem(w))) > 0)
+	return t != nil && (len(t.rewrites[stem(w)]) > 0 || len(t.of(stem(w))) > 0)
 }
 
 // isVerb reports whether the index reads w as a request's verb: a word of
