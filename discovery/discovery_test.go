@@ -664,6 +664,14 @@ func TestRankingRules(t *testing.T) {
 			},
 		},
 		{
+			rule:  "to make me a new one creates it",
+			query: "make me a new private repo", first: "create_repo",
+			docs: []Doc{
+				{Name: "create_repo", Method: "POST", Path: "/user/repos", Title: "Create a repository for the authenticated user"},
+				{Name: "update_repo", Method: "PATCH", Path: "/repos/{owner}/{repo}", Title: "Update a repository", Description: "Make a repository private or public, or rename it.", Params: []string{"private", "archived"}},
+			},
+		},
+		{
 			rule:  "to make her an owner adds her as one",
 			query: "make her an owner of the group", first: "add_owner",
 			docs: []Doc{

@@ -231,15 +231,15 @@ func verbActions(w string, acts []string, rest []string) []string {
 		return []string{"read"}
 	case w == "make" && objectPronouns[rest[0]] && (len(rest) == 1 || !articles[rest[1]]):
 		// "make it private", "make this one read-only": a state set on a
-		// thing that exists, not a thing made ("make her an owner" adds
-		// her as one).
+		// thing that exists, not a thing made.
 		return []string{"update"}
 	}
 	return acts
 }
 
-// objectPronouns stand for a thing or a person already named.
-var objectPronouns = map[string]bool{"it": true, "them": true, "this": true, "that": true, "him": true, "her": true, "me": true, "us": true}
+// objectPronouns stand for a thing already named ("make me a new repo"
+// makes one: the article that would tell is too short a word to be read).
+var objectPronouns = map[string]bool{"it": true, "them": true, "this": true, "that": true}
 
 // changesSomething reports whether acts hold an action other than
 // reading, listing and searching.
