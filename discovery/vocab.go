@@ -18,7 +18,7 @@ var actionGroups = map[string]string{
 	"list":   `list all every enumerate browse`,
 	"search": `search find query lookup filter seek locate discover`,
 	"create": `create add new make post insert register generate build issue open
-		submit compose write draft establish provision define setup signup start begin save`,
+		submit compose write draft establish provision define setup signup start begin save store`,
 	"update": `update edit change set modify patch alter adjust configure replace
 		rename amend revise correct toggle enable disable turn save apply mark close reopen
 		archive unarchive watch`,
