@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"strings"
@@ -583,6 +584,47 @@ func TestScopeNamedKeepsItsMember(t *testing.T) {
 		res := search(t, ix, tc.query)
 		if got := names(res); len(got) < 2 || got[0] != tc.first || res[1].Score >= res[0].Score {
 			t.Errorf("%q: %v, want %s first, well ahead", tc.query, res, tc.first)
+		}
+	}
+}
+
+// TestDiversifyKeepsDistinctOperations: a family's members under one root
+// whose titles differ are different operations, not copies, and keep their
+// scores; copies (one title, or another root) are demoted.
+func TestDiversifyKeepsDistinctOperations(t *testing.T) {
+	ix := indexOf(t, []Doc{
+		{Name: "list_commit_pulls", Method: "GET", Path: "/repos/{owner}/{repo}/commits/{sha}/pulls", Title: "List pull requests associated with a commit"},
+		{Name: "list_pulls", Method: "GET", Path: "/repos/{owner}/{repo}/pulls", Title: "List pull requests"},
+		{Name: "list_my_events", Method: "GET", Path: "/me/events", Title: "List events"},
+		{Name: "list_my_calendar_events", Method: "GET", Path: "/me/calendar/events", Title: "List events"},
+		{Name: "list_user_events", Method: "GET", Path: "/users/{id}/events", Title: "List events"},
+	})
+	for _, tc := range []struct {
+		query    string
+		demoted  bool
+		from, to string
+	}{
+		{"list the pull requests of a commit", false, "list_commit_pulls", "list_pulls"},
+		{"list my events", true, "list_my_events", "list_my_calendar_events"},
+		{"list my events", true, "list_my_events", "list_user_events"},
+	} {
+		hits := ix.rank(ix.compile(tc.query), 10, Query{})
+		raw := map[string]float32{}
+		for _, h := range hits {
+			raw[ix.docs[h.doc].Name] = h.score
+		}
+		res := search(t, ix, tc.query)
+		got := map[string]float64{}
+		for _, r := range res {
+			got[r.Name] = r.Score
+		}
+		if len(res) == 0 || res[0].Name != tc.from {
+			t.Fatalf("%q: %v, want %s first", tc.query, res, tc.from)
+		}
+		lost := got[tc.to] < math.Round(float64(raw[tc.to])*1000)/1000-0.001
+		if lost != tc.demoted {
+			t.Errorf("%q: %s scored %.3f in the ranking and %.3f in the results; demoted %v, want %v",
+				tc.query, tc.to, raw[tc.to], got[tc.to], lost, tc.demoted)
 		}
 	}
 }

@@ -433,7 +433,8 @@ func (ix *Index) feedback(concepts []concept, hits []hit) (concept, bool) {
 // candidate out of the first results. The member kept is the best one
 // whose scope (its path's first segment) the query names ("this
 // repository's secret" keeps /repos/…, not the shorter /orgs/…), else the
-// best. hits is re-sorted in place.
+// best; a member that is another operation after all (see distinct) keeps
+// its score too. hits is re-sorted in place.
 func (ix *Index) diversify(hits []hit, inQuery map[int32]bool) {
 	kept := make(map[string]int32, len(hits))
 	for _, h := range hits {
@@ -445,7 +446,7 @@ func (ix *Index) diversify(hits []hit, inQuery map[int32]bool) {
 	seen := make(map[string]int, len(hits))
 	for i := range hits {
 		f := ix.family[hits[i].doc]
-		if kept[f] == hits[i].doc {
+		if k := kept[f]; k == hits[i].doc || ix.distinct(k, hits[i].doc) {
 			continue
 		}
 		n := seen[f] + 1
@@ -455,6 +456,26 @@ func (ix *Index) diversify(hits []hit, inQuery map[int32]bool) {
 		}
 	}
 	sortHits(hits)
+}
+
+// distinct reports whether two tools of one family are different
+// operations after all: under one root, with titles that differ ("List
+// pull requests" and "List pull requests associated with a commit" under
+// /repos; not "List events" under /me and /me/calendar).
+func (ix *Index) distinct(a, b int32) bool {
+	da, db := &ix.docs[a], &ix.docs[b]
+	return rootOf(da.Path) == rootOf(db.Path) && !strings.EqualFold(da.Title, db.Title)
+}
+
+// rootOf is a path's first literal segment past a version ("repos" of
+// "/repos/{owner}/{repo}/pulls", "customers" of "/v1/customers/{id}").
+func rootOf(path string) string {
+	for seg := range strings.SplitSeq(path, "/") {
+		if seg != "" && !strings.HasPrefix(seg, "{") && !versionSegment(seg) {
+			return seg
+		}
+	}
+	return ""
 }
 
 // scopeNamed reports whether the query names doc's scope.
