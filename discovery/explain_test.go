@@ -55,6 +55,15 @@ func TestExplain(t *testing.T) {
 		}
 		b.WriteByte('\n')
 	}
+	// What Search answers: the ranking above after diversity and exact names.
+	res, err := ix.Search(t.Context(), Query{Text: query, Limit: explainN()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.WriteString("search:\n")
+	for i, r := range res {
+		fmt.Fprintf(&b, "%2d %.3f %s  %s %s\n", i+1, r.Score, r.Name, r.Method, r.Path)
+	}
 	t.Log("\n" + b.String())
 }
 
