@@ -63,8 +63,12 @@ func asksForMany(raw []string) bool {
 	if len(raw) < 2 || raw[0] != "which" && raw[0] != "what" {
 		return false
 	}
-	w := raw[1]
-	return len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && stem(w) != w
+	for _, w := range raw[1:min(3, len(raw))] { // "which invoices", "which pull requests"
+		if len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && stem(w) != w {
+			return true
+		}
+	}
+	return false
 }
 
 // selectorWords pick which of many a request means ("her last email"),
