@@ -738,6 +738,14 @@ func TestRankingRules(t *testing.T) {
 			},
 		},
 		{
+			rule:  "\"give me\", \"show me\": the caller is told, not asked about",
+			query: "show me the public repositories", first: "list_public_repos",
+			docs: []Doc{
+				{Name: "list_my_repos", Method: "GET", Path: "/user/repos", Title: "List repositories for the authenticated user", Description: "Public and private ones."},
+				{Name: "list_public_repos", Method: "GET", Path: "/repositories", Title: "List public repositories"},
+			},
+		},
+		{
 			rule:  "a question's action words qualify what is read (\"what's new\") rather than ask to act",
 			query: "what's new in my messages?", first: "list_messages",
 			docs: []Doc{

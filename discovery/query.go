@@ -71,6 +71,10 @@ func asksForMany(raw []string) bool {
 	return false
 }
 
+// tellingVerbs ask to be told something: "me" after them is no part of
+// what is asked about.
+var tellingVerbs = map[string]bool{"show": true, "give": true, "tell": true}
+
 // selectorWords pick which of many a request means ("her last email"),
 // seldom what it asks.
 var selectorWords = map[string]bool{"last": true, "latest": true, "newest": true, "recent": true,
@@ -148,7 +152,9 @@ func (q *queryReading) word(i int, w string) {
 		q.clause = true
 		return
 	case selfWords[w]:
-		q.self = true
+		// "show me", "give me": the one to tell, not what is asked about
+		// ("make me a repo" makes the caller's).
+		q.self = q.self || !(w == "me" && i == 1 && tellingVerbs[q.raw[0]])
 		return
 	case stopWords[w]:
 		if listWords[w] && (i+1 == len(q.raw) || !timeUnits[q.raw[i+1]]) {
