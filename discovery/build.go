@@ -20,6 +20,7 @@ const (
 	fLeaf          // the last literal path segment: the resource acted on
 	fParams        // argument names and what is said about them
 	fAction        // canonical actions (method and verbs)
+	fItem          // the words of the path's parameters: the things it takes one of
 	nFields
 )
 
@@ -39,6 +40,10 @@ type builder struct {
 	wordTerm map[string]int32
 	// verbTerms maps a word's term to its verb token's (see verbTerm).
 	verbTerms map[int32]int32
+	// itemTerms maps a path parameter ("{issue_number}") to its words'
+	// item tokens (see itemToken): APIs repeat a few parameters on every
+	// path.
+	itemTerms map[string][]int32
 	// texts and plains hold what was read of each distinct text (ids) and
 	// description (plainText): tools repeat them (Graph's 11,422 tools
 	// have 3,970 distinct descriptions and 77 distinct argument texts).
@@ -87,7 +92,7 @@ func newBuilder(ix *Index) *builder {
 			ix.domain = ix.opts.Thesaurus
 		}
 	}
-	return &builder{ix: ix, stems: stemmer{}, wordTerm: map[string]int32{}, verbTerms: map[int32]int32{},
+	return &builder{ix: ix, stems: stemmer{}, wordTerm: map[string]int32{}, verbTerms: map[int32]int32{}, itemTerms: map[string][]int32{},
 		texts: make(map[string][]int32, len(ix.docs)), plains: make(map[string]string, len(ix.docs)/2)}
 }
 
@@ -247,6 +252,9 @@ func (b *builder) fields(d *Doc, plain string, fields [][]int32) (scope []int32)
 			continue
 		}
 		item = strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "}")
+		if item {
+			fields[fItem] = append(fields[fItem], b.itemTermsOf(seg)...)
+		}
 		if lit := stripParams(seg); strings.TrimSpace(lit) != "" {
 			ids := b.ids(lit)
 			addIDs(fPath, ids)
@@ -325,6 +333,22 @@ func (b *builder) verbTerm(id int32) int32 {
 	t := b.term(verbToken(b.names[id]))
 	b.verbTerms[id] = t
 	return t
+}
+
+// itemTermsOf returns the item tokens of a path parameter's words:
+// "{issue_number}" says the tool takes one issue ("%issu").
+func (b *builder) itemTermsOf(param string) []int32 {
+	if ts, ok := b.itemTerms[param]; ok {
+		return ts
+	}
+	var ts []int32
+	b.words(param, func(w []byte) {
+		if id := b.wordID(w); id >= 0 {
+			ts = append(ts, b.term(itemToken(b.names[id])))
+		}
+	})
+	b.itemTerms[param] = ts
+	return ts
 }
 
 // isSelf reports whether a tool acts on the caller itself: a path through

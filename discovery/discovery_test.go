@@ -746,6 +746,14 @@ func TestRankingRules(t *testing.T) {
 			},
 		},
 		{
+			rule:  "a thing with its number (\"issue 212\") is one of them: tools that take one come first",
+			query: "what have people said in the comments on issue 212", first: "list_issue_comments",
+			docs: []Doc{
+				{Name: "list_repo_comments", Method: "GET", Path: "/repos/{owner}/{repo}/issues/comments", Title: "List issue comments for a repository"},
+				{Name: "list_issue_comments", Method: "GET", Path: "/repos/{owner}/{repo}/issues/{issue_number}/comments", Title: "List issue comments"},
+			},
+		},
+		{
 			rule:  "a question's action words qualify what is read (\"what's new\") rather than ask to act",
 			query: "what's new in my messages?", first: "list_messages",
 			docs: []Doc{

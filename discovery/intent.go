@@ -92,10 +92,14 @@ func intentParts(text string, lex lexicon) []part {
 // ("acme/api", "vercel/next.js", "release/2.3": a repository or a branch;
 // "read/write", "repos/create-fork" and "/repos/{owner}/{repo}/pulls"
 // stay), except that an owner's name and a thing's ("acme/api") say
-// "repo" where the index knows repositories; a file's name ("budget-2025.xlsx") says only that it is a file,
-// "#412" after a verb that it is an issue, and an object's id
-// ("pi_3MxyzL") the object its prefix names (lexicon.idWords). The
-// punctuation after a value stays (it may end a clause).
+// "repo" where the index knows repositories; a file's name
+// ("budget-2025.xlsx") says only that it is a file, "#412" after a verb
+// that it is an issue, and an object's id ("pi_3MxyzL") the object its
+// prefix names (lexicon.idWords). A number
+// ("0") stands after the words of a numbered thing or an id ("issue 0",
+// "payment intent 0"), as after "issue" in "issue 212": the request means
+// one of them (markNumbered). The punctuation after a value stays (it may
+// end a clause).
 func dropValues(text string, lex lexicon) string {
 	if !strings.ContainsAny(text, "@:/.#_") {
 		return text
@@ -115,15 +119,20 @@ func dropValues(text string, lex lexicon) string {
 			fields[i] = "file" + f[len(core):]
 		case isObjectID(core):
 			// "pi_3MxyzL": its prefix names the object, the rest is a value.
-			w, _ := lex.idWords(idPrefix(core))
-			fields[i] = w + f[len(core):]
+			// The number after its words says it is one of them (see
+			// markNumbered); words() reads no number.
+			if w, ok := lex.idWords(idPrefix(core)); ok {
+				fields[i] = w + " 0" + f[len(core):]
+			} else {
+				fields[i] = f[len(core):]
+			}
 		case isNumberRef(core):
 			// "close #412": an issue or a pull request, when nothing else
 			// says what it numbers ("order #1182", "PR #42").
 			if i > 0 && !lex.isVerb(strings.ToLower(fields[i-1])) {
-				fields[i] = f[len(core):]
+				fields[i] = "0" + f[len(core):]
 			} else {
-				fields[i] = "issue" + f[len(core):]
+				fields[i] = "issue 0" + f[len(core):]
 			}
 		}
 	}

@@ -23,6 +23,7 @@ const (
 	rareDocs        = 20  // "a few"
 	wCompoundPart   = 0.5 // "drive" for "onedrive"
 	wSelector       = 0.3 // "last" in "reply to her last email": which one, not what
+	wItem           = 0.5 // "issue 212": tools that take one issue
 )
 
 // compile turns a query into concepts over the index's terms. Words with no
@@ -94,6 +95,7 @@ type queryReading struct {
 	light    int             // words left in which a light verb's noun may name the action
 	clause   bool            // past a word that starts a clause of circumstance
 	context  int             // raw[context:] are the request's context (intentParts)
+	numbered map[string]bool // words a number follows: "issue 212" is one issue
 	who      bool            // the request asks who
 }
 
@@ -105,6 +107,7 @@ func (q *queryReading) split(text string) {
 	for _, p := range intentParts(text, q.ix) {
 		var raw []string
 		words(q.ix.domain.keepWhole(p.text), func(w string) { raw = append(raw, w) })
+		q.markNumbered(p.text)
 		if p.context && q.context < 0 {
 			q.context = len(q.raw)
 		}
@@ -116,6 +119,22 @@ func (q *queryReading) split(text string) {
 	}
 	if q.context < 0 {
 		q.context = len(q.raw)
+	}
+}
+
+// markNumbered notes the words of text that a number follows ("issue
+// 212", "PR 45"): the request means one of those things.
+func (q *queryReading) markNumbered(text string) {
+	fields := strings.Fields(text)
+	for i := 1; i < len(fields); i++ {
+		n := strings.TrimRight(fields[i], trailing)
+		if n == "" || strings.Trim(n, "0123456789") != "" || fields[i-1] != strings.TrimRight(fields[i-1], trailing) {
+			continue
+		}
+		if q.numbered == nil {
+			q.numbered = map[string]bool{}
+		}
+		q.numbered[strings.ToLower(fields[i-1])] = true
 	}
 }
 
@@ -199,6 +218,11 @@ func (q *queryReading) word(i int, w string) {
 	q.cs = append(q.cs, c)
 	if lc, ok := ix.leafConcept(c); ok {
 		q.cs = append(q.cs, lc)
+	}
+	if q.numbered[w] {
+		if ic, ok := ix.itemConcept(c); ok {
+			q.cs = append(q.cs, ic)
+		}
 	}
 }
 
@@ -339,6 +363,19 @@ func (ix *Index) wordConcept(w, s string, acts []string) (concept, bool) {
 	}
 	ix.decompound(w, s, add)
 	return c, len(c.vs) > 0
+}
+
+// itemConcept is the bonus a tool earns when a word concept names a thing
+// the request means one of ("issue 212") and the tool takes one (its path
+// has an "{issue_number}").
+func (ix *Index) itemConcept(c concept) (concept, bool) {
+	ic := concept{w: wItem, bonus: true}
+	for _, v := range c.vs {
+		if id, ok := ix.terms[itemToken(ix.names[v.term])]; ok {
+			ic.vs = append(ic.vs, variant{id, v.w})
+		}
+	}
+	return ic, len(ic.vs) > 0
 }
 
 // leafConcept is the bonus a tool earns when a word concept names the

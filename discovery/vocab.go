@@ -124,6 +124,10 @@ func verbToken(stem string) string { return "!" + stem }
 // fields.
 func leafToken(stem string) string { return "^" + stem }
 
+// itemToken is the term a word of a path parameter's name ("issue" of
+// "{issue_number}": the operation takes one issue) is indexed under.
+func itemToken(stem string) string { return "%" + stem }
+
 // commonAbbreviations are the short forms users type for words APIs spell
 // out. Each pair is used both ways.
 var commonAbbreviations = [][2]string{

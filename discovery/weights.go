@@ -27,9 +27,9 @@ type weights struct {
 
 var defaultWeights = weights{
 	field: [nFields]float32{fName: 2.5, fTitle: 3, fLead: 2, fDesc: 0.5, fTags: 1.5, fPath: 2, fLeaf: 1,
-		fParams: 0.3, fAction: 1.5},
+		fParams: 0.3, fAction: 1.5, fItem: 1},
 	b: [nFields]float32{fName: 0.4, fTitle: 0.5, fLead: 0.5, fDesc: 0.75, fTags: 0.3, fPath: 0.5, fLeaf: 0.2,
-		fParams: 0.6, fAction: 0.2},
+		fParams: 0.6, fAction: 0.2, fItem: 0},
 	detailDF:     0.2,
 	leaf:         0.5,
 	depthPenalty: 0.04,
