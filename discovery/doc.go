@@ -40,7 +40,9 @@
 // (or name), title, the first sentence of its description, the rest of the
 // (whole) description, tags and schema names, literal path segments, the
 // last of them (the resource acted on, indexed apart as "^word" terms),
-// argument names with what the document says of them, and its actions. A
+// the words of its path parameters (the things it takes one of:
+// "{issue_number}", indexed as "%word" terms), argument names with what
+// the document says of them, and its actions. A
 // tool that has a term only in its detail fields (the description past its
 // lead, the arguments) counts 0.2 in that term's document frequency. The
 // weights are in weights.go, measured on the evaluation's dev half.
@@ -50,9 +52,11 @@
 // and words are stemmed (Porter2, via github.com/kljensen/snowball).
 //
 // A query's phrases are first read through the domain thesaurus
-// (domain.txt, written by hand, plus an operator's [Options.Thesaurus]):
+// (domain.txt, written by hand, plus an operator's [Options.Thesaurus];
+// a phrase as spelt, else, of two words or more, by its words' stems; a
+// product's name spelt in mixed case, "GitHub", as one word):
 // "out of office" as mailbox settings and automatic replies, "say yes" as
-// accept; two-word verbs become one ("set up", "turn the alerts off": a
+// accept, "him" and "her" as a user; two-word verbs become one ("set up", "turn the alerts off": a
 // particle may stand up to three words after its verb). It then becomes
 // concepts; a tool earns each concept once, through
 // its best variant:
@@ -74,20 +78,24 @@
 //     ("Create a fork" copies); a request has one verb, its first action
 //     word, or the noun after a light verb ("make a copy"; "open"
 //     reads a definite object: "open my notebook", and creates an
-//     indefinite one: "open an issue"), and a question ("which invoices
-//     …") has none but read; "all" implies a
-//     list, "my" the caller's own resources (/me, GitHub's /user), and
-//     "who" the roles people play (members, users, reviewers, attendees …);
+//     indefinite one: "open an issue"; "make it private" updates), and a
+//     question ("which invoices …") has none but read, and list when it
+//     asks for things in the plural; "all" implies a
+//     list, "my" the caller's own resources (/me, GitHub's /user; not the
+//     "me" of "show me"), and "who" the roles people play (members, users,
+//     reviewers, attendees …);
 //   - for each word, a bonus on the tools whose path ends in the resource
-//     it (or a stand-in) names;
+//     it (or a stand-in) names, and one on the tools that take one of it
+//     when the request gives its number or id ("issue 212", "pi_3MxyzL");
 //   - for the request's first word, a bonus on the tools whose title starts
 //     with it: most APIs' summaries start with their verb ("Star a
 //     repository"), also verbs of no action group.
 //
 // A request is read for what it asks first (intent.go): its values drop
-// out (e-mail addresses, URLs, @handles, "owner/repo" names; a file's name
-// reads as "file", "#412" after a verb as an issue, an object's id as the
-// object its prefix names in the thesaurus: "pi_3MxyzL" a payment intent),
+// out (e-mail addresses, URLs, @handles, "owner/repo" names, which read as
+// a repo where the index knows repositories; a file's name reads as
+// "file", "#412" after a verb as an issue, an object's id as the object
+// its prefix names in the thesaurus: "pi_3MxyzL" a payment intent),
 // so do the name it
 // gives a thing ("a team called Project Falcon") and the capitalized names
 // neither the index nor the thesaurus knows ("Ana"; between "add" and
@@ -96,7 +104,9 @@
 // back", "We think Dave's password leaked. Sign him out") are read after
 // the clauses that ask, at half weight. The words of a clause that tells
 // why or when ("… so I can find it later", "… after their laptop was
-// stolen") or what a message is to say ("… saying I'm on it") count half,
+// stolen"), what comes along with the thing asked for ("… along with its
+// rules", "… including the private ones") or what a message is to say
+// ("… saying I'm on it") count half,
 // and so do a question's words of an action other than reading ("what's
 // new", "what changed"); a word that picks which one ("her last email")
 // counts 0.3.
@@ -106,10 +116,10 @@
 // (coordination) and by a prior that prefers shorter paths; the words the
 // five best tools share are added as one weak concept for a second pass
 // (pseudo-relevance feedback), and near-duplicates (one operation reached
-// through /me, /users/{id} and /groups/{id}) but one are demoted so that the
-// first results show different operations: the one kept is the best whose
-// scope (the path's first segment, or /me for "my") the query names, else
-// the best.
+// through /me, /users/{id} and /groups/{id}, or under one root with one
+// title) but one are demoted so that the first results show different
+// operations: the one kept is the best whose scope (the path's first
+// segment, or /me for "my") the query names, else the best.
 //
 // A query that names tools exactly, by a tool's name or operationId or by
 // a path after its method or not ("GET /repos/{owner}/{repo}/pulls",
