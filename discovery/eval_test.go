@@ -203,7 +203,7 @@ func evaluate(t testing.TB, ix *Index, c *corpusAPI, qs []evalQuery) metrics {
 // evalFloors are the held-out recall@5 figures mcpgate's ranking must keep
 // (a regression guard: the measured figures, rounded down; the target is
 // 0.75 on every API, see the report in testdata/eval/README.md).
-var evalFloors = map[string]float64{"github": 0.71, "stripe": 0.71, "graph": 0.57}
+var evalFloors = map[string]float64{"github": 0.77, "stripe": 0.74, "graph": 0.60}
 
 // TestEval prints the figures for every set of every API, plain BM25 and
 // mcpgate's ranking (with and without the WordNet table) in one run, and
