@@ -109,6 +109,8 @@ func TestJoinPhrasalVerbs(t *testing.T) {
 		{"bring that version back", "restore that version"},
 		{"tear down the staging environment", "delete the staging environment"},
 		{"pull up the invoice", "get the invoice"},
+		{"turn that invitation down", "decline that invitation"},
+		{"take her out of the team", "remove her of the team"},
 	} {
 		if got := strings.Join(joinPhrasalVerbs(strings.Fields(c.in)), " "); got != c.want {
 			t.Errorf("joinPhrasalVerbs(%q) = %q, want %q", c.in, got, c.want)
