@@ -754,6 +754,15 @@ func TestRankingRules(t *testing.T) {
 			},
 		},
 		{
+			rule:  "to stop doing a thing is its undoing where the API has one",
+			query: "stop following octo-spammer", first: "unfollow_user",
+			docs: []Doc{
+				{Name: "follow_user", Method: "PUT", Path: "/user/following/{username}", Title: "Follow a user"},
+				{Name: "unfollow_user", Method: "DELETE", Path: "/user/following/{username}", Title: "Unfollow a user"},
+				{Name: "list_following", Method: "GET", Path: "/user/following", Title: "List the people the authenticated user follows"},
+			},
+		},
+		{
 			rule:  "a question's action words qualify what is read (\"what's new\") rather than ask to act",
 			query: "what's new in my messages?", first: "list_messages",
 			docs: []Doc{

@@ -115,11 +115,27 @@ func (q *queryReading) split(text string) {
 			q.question = readQuestions[raw[0]]
 			q.who = whoWords[raw[0]]
 		}
-		q.raw = append(q.raw, joinPhrasalVerbs(q.ix.domain.rewrite(raw))...)
+		q.raw = append(q.raw, q.ix.undoVerbs(joinPhrasalVerbs(q.ix.domain.rewrite(raw)))...)
 	}
 	if q.context < 0 {
 		q.context = len(q.raw)
 	}
+}
+
+// undoVerbs reads "stop" before a verb's -ing form as the verb's undoing
+// where the index has one: "stop following" is "unfollow", "stop watching"
+// "unwatch". ws is modified in place.
+func (ix *Index) undoVerbs(ws []string) []string {
+	for i := 0; i+1 < len(ws); i++ {
+		if ws[i] != "stop" || !strings.HasSuffix(ws[i+1], "ing") {
+			continue
+		}
+		if un := "un" + stem(ws[i+1]); hasTerm(ix, un) {
+			ws = slices.Delete(ws, i, i+1)
+			ws[i] = un
+		}
+	}
+	return ws
 }
 
 // markNumbered notes the words of text that a number follows ("issue
