@@ -23,8 +23,8 @@ var actionGroups = map[string]string{
 		rename amend revise correct toggle enable disable turn save apply mark close reopen
 		archive unarchive watch`,
 	"delete": `delete remove destroy erase drop trash discard purge clear wipe disable
-		unlink detach rm del uninstall unregister unset revoke signout unsubscribe`,
-	"cancel": `cancel abort stop terminate void halt kill end interrupt`,
+		unlink detach rm del uninstall unregister unset revoke signout unsubscribe withdraw`,
+	"cancel": `cancel abort stop terminate void halt kill end interrupt withdraw`,
 	"send":   `send email mail deliver notify dispatch message forward reply post text`,
 	"start": `start run trigger launch begin execute invoke dispatch rerun resume
 		restart retry`,
