@@ -298,7 +298,7 @@ func (t *Thesaurus) match(ws, stems []string, i int) (to []string, n, at int, ok
 	}
 	for _, r := range rules {
 		// One word is matched as spelt only: "privately" is no "private".
-		if len(r.stems) > 1 && len(r.stems) <= len(ws)-i && slices.Equal(r.stems, stems[i:i+len(r.stems)]) {
+		if len(r.stems) > 1 && len(r.stems) <= len(ws)-i && r.matchesStems(ws[i:], stems[i:]) {
 			return r.to, len(r.stems), -1, true
 		}
 	}
@@ -315,6 +315,30 @@ func (t *Thesaurus) match(ws, stems []string, i int) (to []string, n, at int, ok
 		return nil, 0, 0, false // adjacent: the loop above would have found it
 	}
 	return to, 1, at, true
+}
+
+// matchesStems reports whether the words ws (stems their stems) start
+// with r's phrase by stems, its words spelt as a participle ("deleted",
+// "showing") matched as spelt: "deleted users" is no "delete users".
+func (r rewrite) matchesStems(ws, stems []string) bool {
+	if len(ws) < len(r.stems) {
+		return false
+	}
+	for k, s := range r.stems {
+		if participle(r.phrase[k]) {
+			if ws[k] != r.phrase[k] {
+				return false
+			}
+		} else if stems[k] != s {
+			return false
+		}
+	}
+	return true
+}
+
+// participle reports whether a word is spelt as a verb's -ed or -ing form.
+func participle(w string) bool {
+	return len(w) > 4 && (strings.HasSuffix(w, "ed") || strings.HasSuffix(w, "ing"))
 }
 
 func isSelfWord(w string) bool { return selfWords[w] }

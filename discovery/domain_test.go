@@ -20,6 +20,7 @@ Ticket: issue the tickets
 sub_sched_ = subscription schedule
 meeting room = place
 privately = chat
+deleted users = deletedItems
 `)
 	if err != nil {
 		t.Fatal(err)
@@ -39,6 +40,8 @@ privately = chat
 		{"list the meeting rooms", "list the place"},         // a phrase of two words or more: by stems
 		{"message her privately", "message her chat"},
 		{"a private message", "a private message"}, // one word: as spelt only
+		{"restore deleted user", "restore deleted items"},
+		{"delete users", "delete users"}, // a participle matches as spelt only
 	} {
 		if got := strings.Join(th.rewrite(strings.Fields(c.in)), " "); got != c.want {
 			t.Errorf("rewrite(%q) = %q, want %q", c.in, got, c.want)
