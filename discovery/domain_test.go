@@ -114,6 +114,7 @@ func TestJoinPhrasalVerbs(t *testing.T) {
 		{"pull up the invoice", "get the invoice"},
 		{"turn that invitation down", "decline that invitation"},
 		{"take her out of the team", "remove her of the team"},
+		{"take away her access", "remove her access"},
 	} {
 		if got := strings.Join(joinPhrasalVerbs(strings.Fields(c.in)), " "); got != c.want {
 			t.Errorf("joinPhrasalVerbs(%q) = %q, want %q", c.in, got, c.want)

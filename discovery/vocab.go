@@ -155,7 +155,7 @@ var phrasalVerbs = map[[2]string]string{
 	{"write", "off"}: "writeoff", {"pay", "out"}: "payout", {"check", "in"}: "checkin",
 	{"check", "out"}: "checkout", {"opt", "out"}: "unsubscribe", {"opt", "in"}: "subscribe",
 	{"bring", "back"}: "restore", {"tear", "down"}: "delete", {"pull", "up"}: "get",
-	{"turn", "down"}: "decline", {"take", "out"}: "remove",
+	{"turn", "down"}: "decline", {"take", "out"}: "remove", {"take", "away"}: "remove",
 }
 
 func appendAllUnique(list []string, more []string) []string {
