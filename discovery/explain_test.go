@@ -3,6 +3,7 @@ package discovery
 import (
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -204,4 +205,79 @@ func explainN() int {
 		return n
 	}
 	return 15
+}
+
+// TestAblateThesaurus measures each line of the domain thesaurus by
+// leaving it out: ABLATE=1 prints, per line whose absence changes a
+// result, the requests each API gains and loses in the tuning sets (every
+// set but the held-out half and the newest unseen set, which are never
+// tuned on). The thesaurus is read only by queries, so one index per API
+// serves every line.
+func TestAblateThesaurus(t *testing.T) {
+	if os.Getenv("ABLATE") == "" {
+		t.Skip("set ABLATE=1")
+	}
+	type tuning struct {
+		name string
+		ix   *Index
+		c    *corpusAPI
+		sets [][]evalQuery
+	}
+	var apis []tuning
+	for _, api := range evalAPIs {
+		s := loadEvalSet(t, api)
+		c := loadCorpusAPI(t, api, s.Doc)
+		ix, err := New(c.docs, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		apis = append(apis, tuning{api, ix, c, [][]evalQuery{s.Dev, s.Fresh, s.Unseen, s.Unseen2, s.Unseen3,
+			s.Unseen4, s.Unseen5, s.Unseen6, s.Unseen7, s.Unseen8}})
+	}
+	hits := func(a tuning) []int {
+		out := make([]int, len(a.sets))
+		for i, qs := range a.sets {
+			m := evaluate(t, a.ix, a.c, qs)
+			out[i] = int(math.Round(m.r5 * float64(m.n)))
+		}
+		return out
+	}
+	base := make([][]int, len(apis))
+	for i, a := range apis {
+		base[i] = hits(a)
+	}
+	lines := strings.Split(domainText, "\n")
+	var b strings.Builder
+	for i, line := range lines {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		without, err := ParseThesaurus("domain.txt", strings.Join(slices.Delete(slices.Clone(lines), i, i+1), "\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var changed []string
+		for k, a := range apis {
+			kept := a.ix.domain
+			a.ix.domain = without
+			h := hits(a)
+			a.ix.domain = kept
+			gain, loss := 0, 0
+			for j := range h {
+				if d := h[j] - base[k][j]; d > 0 {
+					gain += d
+				} else {
+					loss -= d
+				}
+			}
+			if gain+loss > 0 {
+				changed = append(changed, fmt.Sprintf("%s +%d -%d", a.name, gain, loss))
+			}
+		}
+		if len(changed) > 0 {
+			fmt.Fprintf(&b, "line %d %q left out: %s\n", i+1, line, strings.Join(changed, ", "))
+		}
+	}
+	t.Log("\n" + b.String())
 }
