@@ -61,6 +61,27 @@ type evalSet struct {
 	Unseen9 []evalQuery `yaml:"unseen9"`
 }
 
+// namedSet is one set of an API's requests.
+type namedSet struct {
+	name string
+	qs   []evalQuery
+}
+
+// sets are s's sets in the order they were written; the last is the
+// newest, never tuned on (nor is "heldout").
+func (s *evalSet) sets() []namedSet {
+	return []namedSet{{"dev", s.Dev}, {"heldout", s.Heldout}, {"fresh", s.Fresh}, {"unseen", s.Unseen},
+		{"unseen2", s.Unseen2}, {"unseen3", s.Unseen3}, {"unseen4", s.Unseen4}, {"unseen5", s.Unseen5},
+		{"unseen6", s.Unseen6}, {"unseen7", s.Unseen7}, {"unseen8", s.Unseen8}, {"unseen9", s.Unseen9}}
+}
+
+// tuning are the sets decisions are made on: all but the held-out half and
+// the newest.
+func (s *evalSet) tuning() []namedSet {
+	all := s.sets()
+	return slices.DeleteFunc(all[:len(all)-1], func(n namedSet) bool { return n.name == "heldout" })
+}
+
 type evalQuery struct {
 	Q    string   `yaml:"q"`
 	Want []string `yaml:"want"`
@@ -131,7 +152,11 @@ func TestEvalSetResolves(t *testing.T) {
 		s := loadEvalSet(t, api)
 		c := loadCorpusAPI(t, api, s.Doc)
 		seen := map[string]bool{}
-		for _, q := range slices.Concat(s.Dev, s.Heldout, s.Fresh, s.Unseen, s.Unseen2, s.Unseen3, s.Unseen4, s.Unseen5, s.Unseen6, s.Unseen7, s.Unseen8, s.Unseen9) {
+		var all []evalQuery
+		for _, set := range s.sets() {
+			all = append(all, set.qs...)
+		}
+		for _, q := range all {
 			total++
 			if seen[q.Q] {
 				t.Errorf("%s: %q appears twice", api, q.Q)
@@ -232,10 +257,13 @@ func TestEval(t *testing.T) {
 		t.Fatal(err)
 	}
 	rankings = append(rankings, embedded...)
-	halves := []string{"dev", "heldout", "fresh", "unseen", "unseen2", "unseen3", "unseen4", "unseen5", "unseen6", "unseen7", "unseen8", "unseen9"}
+	var halves []string
+	for _, set := range (&evalSet{}).sets() {
+		halves = append(halves, set.name)
+	}
 	if only := os.Getenv("EVAL_HALF"); only != "" {
 		if !slices.Contains(halves, only) {
-			t.Fatalf("EVAL_HALF=%s: want dev, heldout, fresh, unseen, unseen2, unseen3, unseen4, unseen5, unseen6, unseen7, unseen8 or unseen9", only)
+			t.Fatalf("EVAL_HALF=%s: want one of %s", only, strings.Join(halves, ", "))
 		}
 		halves = []string{only}
 	}
@@ -255,10 +283,7 @@ func TestEval(t *testing.T) {
 			if err := ix.PrepareEmbeddings(context.Background()); err != nil {
 				t.Fatalf("%s, %s: %v", api, rk.name, err)
 			}
-			for _, half := range []struct {
-				name string
-				qs   []evalQuery
-			}{{"dev", s.Dev}, {"heldout", s.Heldout}, {"fresh", s.Fresh}, {"unseen", s.Unseen}, {"unseen2", s.Unseen2}, {"unseen3", s.Unseen3}, {"unseen4", s.Unseen4}, {"unseen5", s.Unseen5}, {"unseen6", s.Unseen6}, {"unseen7", s.Unseen7}, {"unseen8", s.Unseen8}, {"unseen9", s.Unseen9}} {
+			for _, half := range s.sets() {
 				if !slices.Contains(halves, half.name) {
 					continue
 				}

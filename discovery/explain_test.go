@@ -211,7 +211,7 @@ func explainN() int {
 // leaving it out: ABLATE=1 prints, per line whose absence changes a
 // result, the requests each API gains and loses in the tuning sets (every
 // set but the held-out half and the newest unseen set, which are never
-// tuned on). The thesaurus is read only by queries, so one index per API
+// tuned on: evalSet.tuning). The thesaurus is read only by queries, so one index per API
 // serves every line.
 func TestAblateThesaurus(t *testing.T) {
 	if os.Getenv("ABLATE") == "" {
@@ -221,7 +221,7 @@ func TestAblateThesaurus(t *testing.T) {
 		name string
 		ix   *Index
 		c    *corpusAPI
-		sets [][]evalQuery
+		sets []namedSet
 	}
 	var apis []tuning
 	for _, api := range evalAPIs {
@@ -231,13 +231,12 @@ func TestAblateThesaurus(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		apis = append(apis, tuning{api, ix, c, [][]evalQuery{s.Dev, s.Fresh, s.Unseen, s.Unseen2, s.Unseen3,
-			s.Unseen4, s.Unseen5, s.Unseen6, s.Unseen7, s.Unseen8}})
+		apis = append(apis, tuning{api, ix, c, s.tuning()})
 	}
 	hits := func(a tuning) []int {
 		out := make([]int, len(a.sets))
-		for i, qs := range a.sets {
-			m := evaluate(t, a.ix, a.c, qs)
+		for i, set := range a.sets {
+			m := evaluate(t, a.ix, a.c, set.qs)
 			out[i] = int(math.Round(m.r5 * float64(m.n)))
 		}
 		return out
